@@ -1,0 +1,89 @@
+# cutegen's build. `make` builds build/cutegen and build/cutegen-runner (installing missing
+# dependencies first through scripts/deps.sh); `make test` runs every CPU test; `make test-gpu`
+# the tests that need a GPU; `make asan` the unit tests under ASan+UBSan.
+
+BUILD    ?= build
+CC       ?= gcc
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+WERROR   ?= -Werror
+SANITIZE ?=
+OPT      ?= -O2
+CUTLASS_DIR ?= third_party/cutlass
+export CUTLASS_DIR
+CFLAGS_BASE = -std=c17 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter $(WERROR) \
+	      $(OPT) -g -Isrc -Iinclude -I$(CUDA_HOME)/include -MMD -MP $(SANITIZE)
+LDLIBS_CLI  = -lcurl -lsqlite3 -ljansson -lm -lpthread
+# The runner's device code targets Hopper (sm_90a) and carries PTX for other GPUs.
+RUNNER_GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 \
+		  -gencode arch=compute_80,code=compute_80
+
+UTIL_SRC  := $(wildcard src/util/*.c)
+CORE_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+EMBED_IN  := $(sort $(wildcard prompts/*.txt prompts/*/*.txt tasks/*.json docs/cli/*.txt \
+	       report/*.html docs/kernel-abi.md include/cutegen/*.h))
+RUNNER_C  := $(wildcard runner/*.c)
+RUNNER_CU := $(wildcard runner/*.cu)
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+CLI_OBJ    := $(call obj,$(UTIL_SRC) $(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
+RUNNER_OBJ := $(call obj,$(RUNNER_C) src/task.c src/embedded_find.c $(UTIL_SRC)) \
+	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
+
+.PHONY: all deps test test-unit test-gpu asan clean fuzz
+all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -c $< -o $@
+
+$(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -c $< -o $@
+
+$(BUILD)/gen/embedded.c: $(BUILD)/embed $(EMBED_IN)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed $@ . $(EMBED_IN)
+
+$(BUILD)/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -o $@ $<
+
+$(BUILD)/obj/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O3 $(RUNNER_GENCODE) -Isrc -Xcompiler -fPIC -c $< -o $@
+
+$(BUILD)/cutegen: $(BUILD)/obj/src/main.o $(CLI_OBJ)
+	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
+
+$(BUILD)/cutegen-runner: $(RUNNER_OBJ)
+	$(CC) $(SANITIZE) -o $@ $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+		-lcublasLt -lcudart -ljansson -lstdc++ -ldl -lm -lpthread
+
+$(BUILD)/unit-tests: $(call obj,$(UNIT_SRC)) $(CLI_OBJ)
+	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
+
+test: all $(BUILD)/unit-tests
+	@BUILD=$(BUILD) bash tests/run.sh
+
+test-unit: $(BUILD)/unit-tests
+	@$(BUILD)/unit-tests
+
+test-gpu: all
+	@BUILD=$(BUILD) bash tests/gpu/run.sh
+
+# Unit tests and the CLI under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+		SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		build-asan/cutegen build-asan/unit-tests
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/unit-tests
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)

@@ -1,0 +1,48 @@
+/*
+ * What the subcommands share: exit codes, the command table's entries, global options.
+ * Only cmd_*.c and main.c print to the user and choose exit codes; modules return errors.
+ */
+#ifndef CUTEGEN_H
+#define CUTEGEN_H
+
+#define CUTEGEN_VERSION "0.1.0"
+
+/* Exit codes (documented in docs/cli.md). */
+enum {
+	EXIT_OK = 0,       /* the command did what was asked and the result is good */
+	EXIT_VERDICT = 1,  /* it ran, but the verdict is negative (kernel wrong, run found nothing) */
+	EXIT_USAGE = 2,    /* bad flags or arguments */
+	EXIT_INPUT = 3,    /* bad input file: task, kernel, transcript, config */
+	EXIT_ENV = 4,      /* something the machine lacks: nvcc, a GPU, a key, the runner */
+	EXIT_EXTERNAL = 5, /* an outside service failed: the model server, ncu */
+	EXIT_INTERNAL = 70 /* a bug in cutegen */
+};
+
+struct cmd_entry {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/* The table in main.c. */
+extern const struct cmd_entry cutegen_commands[];
+
+/* Prints the help page of `name` (docs/cli/NAME.txt, embedded) to stdout; -1 if none. */
+int print_help_page(const char *name);
+
+/* error: and warning: to stderr, in the format of CONVENTIONS.md. */
+void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Directory holding the cutegen binary and its runner (build/), heap string. */
+const char *cutegen_libexec_dir(void);
+
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
+int cmd_task(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_llm(int argc, char **argv);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * cutegen's entry point: global options and the subcommand table (in the style of git.c).
+ * Each subcommand lives in cmd_NAME.c; shared helpers for them live here.
+ */
+#include "cutegen.h"
+#include "embedded.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct cmd_entry cutegen_commands[] = {
+	{ "help", cmd_help, "show help for cutegen or one of its commands" },
+	{ "version", cmd_version, "print the version" },
+	{ "doctor", cmd_doctor, "check nvcc, CUTLASS headers, GPUs, profilers and LLM backends" },
+	{ "tasks", cmd_tasks, "list the built-in tasks (suites kb1 and hopper)" },
+	{ "task", cmd_task, "show or check one task spec" },
+	{ NULL, NULL, NULL },
+};
+
+void error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+const char *cutegen_libexec_dir(void)
+{
+	static char *dir;
+	if (!dir) {
+		const char *env = getenv("CUTEGEN_LIBEXEC");
+		dir = env ? xstrdup(env) : exe_dir();
+		if (!dir)
+			dir = xstrdup(".");
+	}
+	return dir;
+}
+
+int print_help_page(const char *name)
+{
+	char *path = xasprintf("docs/cli/%s.txt", name);
+	const struct embedded_file *f = embedded_find(path);
+	free(path);
+	if (!f)
+		return -1;
+	fwrite(f->data, 1, f->len, stdout);
+	return 0;
+}
+
+static void list_commands(FILE *to)
+{
+	fprintf(to, "usage: cutegen [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	for (const struct cmd_entry *c = cutegen_commands; c->name; c++)
+		fprintf(to, "   %-10s %s\n", c->name, c->summary);
+	fprintf(to, "\n'cutegen help COMMAND' shows one command's options.\n");
+}
+
+static const struct cmd_entry *find_command(const char *name)
+{
+	for (const struct cmd_entry *c = cutegen_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		list_commands(stdout);
+		return EXIT_OK;
+	}
+	if (!find_command(argv[1])) {
+		error("no command '%s'; 'cutegen help' lists them", argv[1]);
+		return EXIT_USAGE;
+	}
+	if (print_help_page(argv[1])) {
+		error("no help page for '%s'", argv[1]);
+		return EXIT_INTERNAL;
+	}
+	return EXIT_OK;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("cutegen %s\n", CUTEGEN_VERSION);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		list_commands(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--version") || !strcmp(name, "-v"))
+		name = "version";
+	else if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		name = "help";
+	else if (name[0] == '-') {
+		error("unknown option '%s'; 'cutegen help' lists commands and options", name);
+		return EXIT_USAGE;
+	}
+	const struct cmd_entry *c = find_command(name);
+	if (!c) {
+		error("'%s' is not a cutegen command; 'cutegen help' lists them", name);
+		return EXIT_USAGE;
+	}
+	/* "cutegen CMD --help" is "cutegen help CMD" */
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			if (print_help_page(c->name))
+				list_commands(stdout);
+			return EXIT_OK;
+		}
+	return c->fn(argc - 1, argv + 1);
+}

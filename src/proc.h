@@ -1,0 +1,63 @@
+/*
+ * Child processes: one API for running nvcc, the runner, ncu and `cmd` model backends.
+ * In the style of git's run-command, plus what git lacks: a deadline, a process group of the
+ * child's own that is killed whole (SIGKILL to -pgid) when the deadline passes or the child
+ * exits, resource limits, and output captured into capped buffers.
+ * Not for: shell pipelines (pass argv; use {"sh","-c",...} explicitly when a shell is wanted).
+ *
+ * Usage:
+ *   1. struct child_process cp = CHILD_PROCESS_INIT;
+ *   2. set cp.argv (NULL-terminated) and what else you need: env, dir, stdin data, capture
+ *      buffers (set their .cap to bound them), deadline, limits;
+ *   3. run_command(&cp): returns 0 once the child ran and was reaped (whatever its exit),
+ *      -1 when it could not be started (cp.errmsg says why: "no such program 'nvcc'");
+ *   4. read cp.status (exit code, or 128+signal), cp.timed_out, cp.out_truncated, cp.wall_s.
+ * The caller owns every buffer it passed; run_command never frees them.
+ */
+#ifndef CUTEGEN_PROC_H
+#define CUTEGEN_PROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/strbuf.h"
+
+struct proc_limits {
+	unsigned long long as_bytes;    /* RLIMIT_AS; 0 = unchanged */
+	unsigned long long cpu_s;       /* RLIMIT_CPU */
+	unsigned long long fsize_bytes; /* RLIMIT_FSIZE */
+	unsigned long long nofile;      /* RLIMIT_NOFILE */
+	unsigned long long nproc;       /* RLIMIT_NPROC */
+	unsigned long long core_bytes;  /* RLIMIT_CORE; applied always (0 = no core files) */
+};
+
+struct child_process {
+	const char *const *argv;    /* argv[0] is looked up in PATH */
+	const char *const *env;     /* "K=V" to set, "K" to unset, applied on top of the base env */
+	int clear_env;              /* base env is empty (plus PATH, HOME, TMPDIR, LANG kept) */
+	const char *dir;            /* working directory of the child; NULL = ours */
+	const char *in_data;        /* written to the child's stdin; NULL = /dev/null */
+	size_t in_len;
+	struct strbuf *out;         /* captures stdout (bounded by out->cap); NULL = see inherit */
+	struct strbuf *err;         /* captures stderr; may equal out to merge both */
+	int inherit_out, inherit_err; /* with out/err NULL: 1 = our fd, 0 = /dev/null */
+	double deadline_s;          /* 0 = none */
+	const struct proc_limits *limits; /* NULL = none */
+
+	/* results */
+	int status;                 /* exit code, or 128+signal number */
+	int signaled;               /* the child died from a signal (status-128 is the signal) */
+	int timed_out;              /* killed because the deadline passed */
+	int out_truncated;          /* some output was dropped at a buffer's cap */
+	double wall_s;
+	char errmsg[256];
+};
+
+#define CHILD_PROCESS_INIT { 0 }
+
+int run_command(struct child_process *cp);
+
+/* Seconds on a monotonic clock. */
+double now_s(void);
+
+#endif

@@ -1,0 +1,2 @@
+/* placeholder until the task model lands */
+#include "task.h"

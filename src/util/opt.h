@@ -1,0 +1,26 @@
+/*
+ * Command-line option parsing shared by every subcommand, so that bad flags get the same clear
+ * errors everywhere. Accepts --name VALUE, --name=VALUE, -x VALUE, and "--" to end options;
+ * options and positional arguments may mix.
+ */
+#ifndef CUTEGEN_OPT_H
+#define CUTEGEN_OPT_H
+
+enum opt_type { OPT_BOOL, OPT_STRING, OPT_INT, OPT_DOUBLE };
+
+struct opt {
+	const char *name;   /* long name without dashes, e.g. "json" */
+	char short_name;    /* 0 = none */
+	enum opt_type type;
+	void *value;        /* int* for BOOL/INT, const char** for STRING, double* for DOUBLE */
+};
+
+/*
+ * Parses argv[1..argc-1] (argv[0] is the command name). Positional arguments are moved, in
+ * order, to the front of argv starting at argv[1]; *npos receives their count.
+ * Returns 0, or -1 with a message in err (e.g. "unknown option '--foo'").
+ */
+int opt_parse(int argc, char **argv, const struct opt *opts, int nopts, int *npos,
+	      char *err, int errlen);
+
+#endif

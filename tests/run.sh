@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every CPU test: the unit tests, then each end-to-end script under tests/e2e/.
+# An e2e script prints "ok - WHAT" or "not ok - WHAT" per case and exits nonzero on failure.
+# Closes with the standard line "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export CUTEGEN="$PWD/$BUILD/cutegen" CUTEGEN_RUNNER="$PWD/$BUILD/cutegen-runner" REPO="$PWD"
+passed=0 failed=0
+log=$(mktemp)
+
+"$BUILD/unit-tests" 2>&1 | tee "$log"
+p=$(grep -c '^ok ' "$log"); f=$(grep -c '^FAIL ' "$log")
+grep -q '^unit: ' "$log" || { echo "FAIL unit-tests did not finish"; f=$((f + 1)); }
+passed=$((passed + p)); failed=$((failed + f))
+
+for t in tests/e2e/*.sh; do
+    [ -e "$t" ] || continue
+    echo "== $t"
+    start=$(date +%s)
+    timeout 1200 bash "$t" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log")
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "not ok - $t exited with $rc"; f=1
+    fi
+    echo "   ($(( $(date +%s) - start )) s)"
+    passed=$((passed + p)); failed=$((failed + f))
+done
+rm -f "$log"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,144 @@
+/* Tests of the primitives: strbuf caps, sha256 vectors, option parsing, child processes. */
+#include "test.h"
+#include <stdlib.h>
+#include "proc.h"
+#include "util/opt.h"
+#include "util/sha256.h"
+#include "util/strbuf.h"
+
+TEST(strbuf_grows_and_caps)
+{
+	struct strbuf sb = STRBUF_INIT;
+	CHECK_STR(sb.buf, "");
+	for (int i = 0; i < 1000; i++)
+		CHECK_INT(strbuf_addf(&sb, "%d,", i % 10), 0);
+	CHECK_INT(sb.len, 2000);
+	strbuf_release(&sb);
+	sb.cap = 5;
+	CHECK_INT(strbuf_addstr(&sb, "abcd"), 0);
+	CHECK_INT(strbuf_addstr(&sb, "ef"), -1);
+	CHECK_STR(sb.buf, "abcd");
+	CHECK_INT(strbuf_addch(&sb, 'e'), 0);
+	CHECK_INT(strbuf_addch(&sb, 'f'), -1);
+	CHECK_STR(sb.buf, "abcde");
+	strbuf_release(&sb);
+}
+
+TEST(sha256_known_vectors)
+{
+	char hex[65];
+	sha256_hex("", 0, hex);
+	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	sha256_hex("abc", 3, hex);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	sha256_hex(m, strlen(m), hex);
+	CHECK_STR(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(opt_parse_mixed_and_errors)
+{
+	int json = 0, iters = 5;
+	const char *model = NULL;
+	double temp = 0;
+	struct opt opts[] = {
+		{ "json", 0, OPT_BOOL, &json },
+		{ "iters", 'n', OPT_INT, &iters },
+		{ "model", 'm', OPT_STRING, &model },
+		{ "temperature", 0, OPT_DOUBLE, &temp },
+	};
+	char *argv[] = { "cmd", "a", "--json", "--iters=7", "b", "-m", "gpt", "--temperature", "0.5", "--", "--c", NULL };
+	int np = 0;
+	char err[128];
+	CHECK_INT(opt_parse(11, argv, opts, 4, &np, err, sizeof(err)), 0);
+	CHECK_INT(np, 3);
+	CHECK_STR(argv[1], "a");
+	CHECK_STR(argv[2], "b");
+	CHECK_STR(argv[3], "--c");
+	CHECK_INT(json, 1);
+	CHECK_INT(iters, 7);
+	CHECK_STR(model, "gpt");
+	CHECK(temp == 0.5);
+
+	char *bad1[] = { "cmd", "--nope", NULL };
+	CHECK_INT(opt_parse(2, bad1, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "unknown option '--nope'");
+	char *bad2[] = { "cmd", "--iters", "x7", NULL };
+	CHECK_INT(opt_parse(3, bad2, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "option '--iters' needs an integer (got \"x7\")");
+	char *bad3[] = { "cmd", "--model", NULL };
+	CHECK_INT(opt_parse(2, bad3, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "option '--model' needs a value");
+	char *bad4[] = { "cmd", "--json=1", NULL };
+	CHECK_INT(opt_parse(2, bad4, opts, 4, &np, err, sizeof(err)), -1);
+}
+
+TEST(proc_captures_exit_and_stdin)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *argv[] = { "sh", "-c", "cat; echo err >&2; exit 3", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.in_data = "hello";
+	cp.in_len = 5;
+	cp.out = &out;
+	cp.err = &out;
+	CHECK_INT(run_command(&cp), 0);
+	CHECK_INT(cp.status, 3);
+	CHECK_STR(out.buf, "helloerr\n");
+	strbuf_release(&out);
+}
+
+TEST(proc_deadline_kills_whole_group)
+{
+	struct strbuf out = STRBUF_INIT;
+	/* the grandchild holds stdout open: only a group kill ends the read */
+	const char *argv[] = { "sh", "-c", "sleep 30 & sleep 30", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &out;
+	cp.deadline_s = 0.3;
+	double t0 = now_s();
+	CHECK_INT(run_command(&cp), 0);
+	CHECK(now_s() - t0 < 5);
+	CHECK_INT(cp.timed_out, 1);
+	CHECK_INT(cp.signaled, 1);
+	CHECK_INT(cp.status, 128 + 9);
+	strbuf_release(&out);
+}
+
+TEST(proc_caps_output_and_reports_missing_program)
+{
+	struct strbuf out = STRBUF_INIT;
+	out.cap = 100;
+	const char *argv[] = { "sh", "-c", "yes | head -c 100000", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &out;
+	CHECK_INT(run_command(&cp), 0);
+	CHECK_INT(out.len, 100);
+	CHECK_INT(cp.out_truncated, 1);
+	strbuf_release(&out);
+
+	const char *argv2[] = { "no-such-program-xyz", NULL };
+	struct child_process cp2 = CHILD_PROCESS_INIT;
+	cp2.argv = argv2;
+	CHECK_INT(run_command(&cp2), -1);
+	CHECK_HAS(cp2.errmsg, "no such program 'no-such-program-xyz'");
+}
+
+TEST(proc_env_is_cleared_and_edited)
+{
+	struct strbuf out = STRBUF_INIT;
+	setenv("CUTEGEN_SECRET_TEST", "s3cret", 1);
+	const char *argv[] = { "sh", "-c", "echo \"[$CUTEGEN_SECRET_TEST][$FOO]\"", NULL };
+	const char *env[] = { "FOO=bar", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.env = env;
+	cp.clear_env = 1;
+	cp.out = &out;
+	CHECK_INT(run_command(&cp), 0);
+	CHECK_STR(out.buf, "[][bar]\n");
+	strbuf_release(&out);
+}
