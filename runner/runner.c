@@ -12,6 +12,9 @@
  *
  *   cutegen-runner --task TASK.json --kernel K.so --out REPORT.json [--device N] [--quick]
  *                  [--no-baseline] [--trials N]
+ *   cutegen-runner --task TASK.json --kernel K.so --out REPORT.json --profile
+ *                  (one warm-up call, then one call between cudaProfilerStart/Stop, for
+ *                   `ncu --profile-from-start off`: only the candidate's kernels are profiled)
  *   cutegen-runner --devices            (JSON list of CUDA devices; exit 3 when none)
  */
 #include "blas.h"
@@ -20,6 +23,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cutegen/kernel_abi.h>
 #include <dlfcn.h>
@@ -52,7 +56,7 @@ struct timing {
 struct ctx {
 	struct task *t;
 	const char *task_path, *kernel_path, *out_path;
-	int device, quick, no_baseline, trials_override;
+	int device, quick, no_baseline, trials_override, profile;
 
 	struct tensor tens[TASK_MAX_TENSORS];
 	int ntens, n_in, n_out;
@@ -1074,7 +1078,7 @@ static int list_devices(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: cutegen-runner --task TASK.json --kernel K.so --out REPORT.json "
-		"[--device N] [--quick] [--no-baseline] [--trials N]\n"
+		"[--device N] [--quick] [--no-baseline] [--trials N] [--profile]\n"
 		"       cutegen-runner --devices\n");
 }
 
@@ -1094,6 +1098,8 @@ int main(int argc, char **argv)
 			c.quick = 1;
 		else if (!strcmp(a, "--no-baseline"))
 			c.no_baseline = 1;
+		else if (!strcmp(a, "--profile"))
+			c.profile = 1;
 		else if (v && !strcmp(a, "--task"))
 			c.task_path = argv[++i];
 		else if (v && !strcmp(a, "--kernel"))
@@ -1182,6 +1188,17 @@ int main(int argc, char **argv)
 		goto report;
 	double setup_s = wall_s() - c.t_start;
 	json_object_set_new(c.report, "setup_s", json_real(setup_s));
+
+	if (c.profile) {
+		phase("profile");
+		if (fill_inputs(&c, DIST_UNIFORM, 100) || call_candidate(&c) || sync_candidate(&c))
+			goto report;
+		cudaProfilerStart();
+		if (call_candidate(&c) == 0)
+			sync_candidate(&c);
+		cudaProfilerStop();
+		goto report;
+	}
 
 	/* correctness: every distribution, every seed */
 	double t_check = wall_s();

@@ -46,7 +46,7 @@ static json_t *diags_json(const struct diag_list *dl, size_t max)
 int cmd_eval(int argc, char **argv)
 {
 	const char *task_name = NULL, *arch = NULL, *cache_dir = NULL, *so = NULL;
-	int json = 0, quick = 0, no_baseline = 0, no_cache = 0, device = 0, keep = 0, np = 0;
+	int json = 0, quick = 0, no_baseline = 0, no_cache = 0, device = 0, keep = 0, torch = 0, np = 0;
 	double deadline = 0, compile_deadline = 0;
 	char err[256];
 	struct opt opts[] = {
@@ -62,6 +62,7 @@ int cmd_eval(int argc, char **argv)
 		{ "no-cache", 0, OPT_BOOL, &no_cache },
 		{ "so", 0, OPT_STRING, &so },
 		{ "keep-scratch", 0, OPT_BOOL, &keep },
+		{ "torch", 0, OPT_BOOL, &torch },
 	};
 	if (opt_parse(argc, argv, opts, (int)ARRAY_SIZE(opts), &np, err, sizeof(err))) {
 		error("%s; see 'cutegen help eval'", err);
@@ -163,6 +164,7 @@ int cmd_eval(int argc, char **argv)
 	eo.quick = quick;
 	eo.no_baseline = no_baseline;
 	eo.keep_scratch = keep;
+	eo.torch = torch;
 	if (eval_run(&eo, t, so_path, &er, &eerr)) {
 		error("%s", eerr);
 		rc = EXIT_ENV;

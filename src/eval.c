@@ -6,6 +6,7 @@
  */
 #include "eval.h"
 #include "cutegen.h"
+#include "embedded.h"
 #include "proc.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
@@ -55,6 +56,54 @@ static void take_report(struct eval_result *r, json_t *rep)
 	r->gbps = num_at(rep, "metrics", "gbps");
 	r->speedup = num_at(rep, "metrics", "speedup_vs_baseline");
 	r->roofline_fraction = num_at(rep, "metrics", "roofline_fraction");
+	r->speedup_torch = num_at(rep, "metrics", "speedup_vs_torch");
+}
+
+/*
+ * PyTorch eager on the same task, in its own process (python3 + torch may be absent: then
+ * the report says why and nothing fails). Adds baseline.torch_eager and metrics.speedup_vs_torch.
+ */
+static void torch_baseline(const struct eval_opts *o, const char *dir, const char *task_path,
+			   struct eval_result *r)
+{
+	const struct embedded_file *f = embedded_find("tools/torch_eager.py");
+	json_t *base = json_object_get(r->report, "baseline");
+	json_t *metrics = json_object_get(r->report, "metrics");
+	if (!f || !base || !metrics)
+		return;
+	char *script = xasprintf("%s/torch_eager.py", dir);
+	char *out = xasprintf("%s/torch.json", dir);
+	char dev[16];
+	snprintf(dev, sizeof(dev), "%d", o->device);
+	struct strbuf log = STRBUF_INIT, res = STRBUF_INIT;
+	log.cap = 1 << 16;
+	json_t *tj = NULL;
+	if (write_file_atomic(script, f->data, f->len) == 0) {
+		const char *argv[] = { "python3", script, task_path, out, "--device", dev, NULL };
+		struct child_process cp = CHILD_PROCESS_INIT;
+		cp.argv = argv;
+		cp.clear_env = 1;
+		cp.dir = dir;
+		cp.out = &log;
+		cp.err = &log;
+		cp.deadline_s = 300;
+		if (run_command(&cp) == 0 && cp.status == 0 && strbuf_read_file(&res, out, 1 << 16) == 0)
+			tj = json_loads(res.buf, 0, NULL);
+		if (!tj)
+			tj = json_pack("{s:s}", "error", cp.errmsg[0] ? cp.errmsg : "python3 torch_eager.py failed");
+	}
+	if (tj) {
+		double ms = num_at(tj, "ms", NULL);
+		if (ms > 0 && r->ms > 0) {
+			r->speedup_torch = ms / r->ms;
+			json_object_set_new(metrics, "speedup_vs_torch", json_real(r->speedup_torch));
+		}
+		json_object_set_new(base, "torch_eager", tj);
+	}
+	strbuf_release(&log);
+	strbuf_release(&res);
+	free(script);
+	free(out);
 }
 
 int eval_result_from_report(struct eval_result *r, const char *report_json, char **err)
@@ -166,6 +215,8 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	if (!cp.timed_out && !cp.signaled && strbuf_read_file(&sb, report_path, 64u << 20) == 0) {
 		char *perr = NULL;
 		if (eval_result_from_report(r, sb.buf, &perr) == 0) {
+			if (o->torch && eval_passed(r))
+				torch_baseline(o, dir, task_path, r);
 			rc = 0;
 			goto out;
 		}
@@ -254,6 +305,12 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 		if (peak > 0)
 			strbuf_addf(out, ", GEMM peak %.1f TFLOP/s (%s)\n", peak,
 				    json_string_value(json_object_get(base, "peak_gemm")));
+		json_t *te = json_object_get(base, "torch_eager");
+		if (te && num_at(te, "ms", NULL) > 0)
+			strbuf_addf(out, "PyTorch   %.4f ms eager (torch %s): speedup %.3fx\n", num_at(te, "ms", NULL),
+				    json_string_value(json_object_get(te, "torch")), r->speedup_torch);
+		else if (te)
+			strbuf_addf(out, "PyTorch   unavailable: %s\n", json_string_value(json_object_get(te, "error")));
 		if (r->roofline_fraction > 0)
 			strbuf_addf(out, "fraction  %.3f of the roofline\n", r->roofline_fraction);
 	}

@@ -25,8 +25,10 @@ struct eval_opts {
 	int no_baseline;
 	const char *scratch_root;/* NULL = $TMPDIR or /tmp */
 	int keep_scratch;
+	int torch;               /* also time PyTorch eager (tools/torch_eager.py) when python3
+				    with torch is here; adds baseline.torch_eager to the report */
 };
-#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0 }
+#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0 }
 
 struct eval_result {
 	char verdict[32];   /* pass, incorrect, precision, inputs_modified, stale_output,
@@ -39,9 +41,9 @@ struct eval_result {
 	int exit_status;    /* runner exit code, or 128+signal */
 	double wall_s;      /* process start to report */
 	/* metrics (negative when unknown) */
-	double ms, tflops, gbps, speedup, roofline_fraction;
+	double ms, tflops, gbps, speedup, roofline_fraction, speedup_torch;
 };
-#define EVAL_RESULT_INIT { "", NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1 }
+#define EVAL_RESULT_INIT { "", NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1 }
 
 /* Returns 0 when a verdict was reached (pass or not), -1 when the evaluation could not run at
  * all (no runner binary, no scratch space): *err then says why (heap string). */
