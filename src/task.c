@@ -851,13 +851,14 @@ static struct task *task_from_json(json_t *obj, const char *origin, char **err)
 	default:
 		BUG("op %d", (int)t->op);
 	}
-	if (rc || (rc = check_precision(&c, t)) || (rc = parse_checking(&c, obj, t)) ||
-	    (rc = check_sizes(&c, t)))
-		goto out;
+	if (!rc && !(rc = check_precision(&c, t)) && !(rc = parse_checking(&c, obj, t)))
+		rc = check_sizes(&c, t);
 out:
 	free(shown_name);
 	if (rc || c.err) {
-		*err = c.err ? c.err : xstrdup("task: invalid");
+		if (!c.err)
+			BUG("task parse failed without a message");
+		*err = c.err;
 		task_free(t);
 		return NULL;
 	}
