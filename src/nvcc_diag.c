@@ -432,7 +432,7 @@ static int match_linker(struct span s, struct diag_list *dl)
 			msg.p += 9, msg.n -= 9;
 		} else if (sp_starts(msg, "error: ")) {
 			msg.p += 7, msg.n -= 7;
-		} else if (sp_find(msg, "in function", 0) == 0 || sp_blank(msg)) {
+		} else if (sp_find(msg, "in function", 0) >= 0 || sp_blank(msg)) {
 			return 0;  /* "ld: x.o: in function `f':" introduces the next line */
 		}
 	}

@@ -467,6 +467,11 @@ static int name_matches(const struct name_rule *nr, const struct toks *t, size_t
 			return 0; /* a member: tensor.free(), p->open() */
 		if (i >= 1 && tok_is(t, i - 1, "::"))
 			return i < 2 || tok_is(t, i - 2, "std") || t->v[i - 2].kind != T_IDENT;
+		/* after a type it declares a function of that name ("void free();"), not a call */
+		if (i >= 1 && t->v[i - 1].kind == T_IDENT && !tok_is(t, i - 1, "return") &&
+		    !tok_is(t, i - 1, "else") && !tok_is(t, i - 1, "do") &&
+		    !tok_is(t, i - 1, "case") && !tok_is(t, i - 1, "throw"))
+			return 0;
 		return 1;
 	}
 	return 0;
@@ -646,7 +651,7 @@ static void check_file(const struct toks *t, struct policy_report *rep)
 {
 	int launch = 0, abi = 0;
 	for (size_t i = 0; i < t->nr; i++) {
-		if (tok_is(t, i, "##"))
+		if (tok_is(t, i, "##") || (tok_is(t, i, "%:") && tok_is(t, i + 1, "%:")))
 			add(rep, t->v[i].line, "no-obfuscation",
 			    xstrdup("token pasting (##) is not allowed: it can build names this "
 				    "check cannot see; write names out in full"));
