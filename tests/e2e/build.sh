@@ -8,6 +8,7 @@ K=$REPO/tests/data/kernels
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cache=$work/cache
+export TMPDIR=$work   # --no-cache builds land here
 fail=0
 ok() { echo "ok - $1"; }
 nok() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; fail=1; }
