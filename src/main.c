@@ -21,26 +21,6 @@ const struct cmd_entry cutegen_commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-void error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-void warning(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 const char *cutegen_libexec_dir(void)
 {
 	static char *dir;
