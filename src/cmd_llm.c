@@ -27,7 +27,7 @@ struct counter {
 static void show_progress(void *ctx, long tokens)
 {
 	struct counter *c = ctx;
-	if (tokens - c->last < 8 && c->shown)
+	if (c->shown && tokens >= c->last && tokens - c->last < 8)
 		return;
 	c->last = tokens;
 	c->shown = 1;
