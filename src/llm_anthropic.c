@@ -269,21 +269,20 @@ static int anthropic_complete(struct llm *m, const struct llm_message *msgs, int
 				  "anthropic-version: 2023-06-01",
 				  m->cfg.stream ? "Accept: text/event-stream" : "Accept: application/json",
 				  key, NULL };
-	int nonempty = 0;
+	int nonempty = 0, rc;
 	for (int i = 0; i < n; i++)
 		nonempty |= strcmp(msgs[i].role, "system") != 0;
+	llm_parse_init(&parse, anthropic_parse_event);
 	if (!nonempty) {
 		*err = xstrdup("the anthropic backend needs a user message besides the system prompt");
-		free(url);
-		free(key);
-		free(hint);
-		return LLM_ERR_CONFIG;
+		rc = LLM_ERR_CONFIG;
+		goto out;
 	}
-	llm_parse_init(&parse, anthropic_parse_event);
 	out->request_json = build_body(&m->cfg, msgs, n);
 	struct llm_http_call call = { url, m->cfg.base_url, headers, out->request_json,
 				      m->cfg.stream, anthropic_parse_body, &parse, hint };
-	int rc = llm_http_call(m, &call, out, err);
+	rc = llm_http_call(m, &call, out, err);
+out:
 	llm_parse_release(&parse);
 	if (key) {
 		memset(key, 0, strlen(key));

@@ -123,6 +123,7 @@ assert j['stop']=='end' and j['attempts']==1 and j['usage']['out']>0 and j['usag
 	t "$b: malformed JSON body" 5 "" "malformed reply from the server: not JSON" -- ping $A --model malformed:$b --no-stream
 	t "$b: malformed stream chunk" 5 "" "malformed reply from the server" -- ping $A --model malformed:$b
 	t "$b: reply cut at max tokens" 0 "You said: ping" "warning: the reply was cut off at the token limit" -- ping $A --model length:$b
+	t "$b: --json on error" 5 '"kind": "server"' "HTTP 500" -- ping $A --model err500:$b --retries 0 --json
 	t "$b: length stop in --json" 0 '"stop": "length"' "" -- ping $A --model length:$b --json
 	t "$b: server that ignores stream: true" 0 "^Hello from $b! You said: ping$" "1 attempt$" -- ping $A --model nostream:$b
 	t "$b: 9 MiB body passes the cap" 5 "" "passed the cap" -- ping $A --model big:$b --no-stream
