@@ -5,6 +5,7 @@
  */
 #include "build.h"
 #include "cutegen.h"
+#include "llm.h"
 #include "paths.h"
 #include "proc.h"
 #include "util/opt.h"
@@ -145,6 +146,18 @@ int cmd_doctor(int argc, char **argv)
 		free(p);
 		free(v);
 	}
+	struct strbuf llm = STRBUF_INIT;
+	llm_describe_backends(NULL, &llm);
+	json_object_set_new(o, "llm_backends", json_string(llm.buf));
+	strbuf_addstr(&txt, "LLM backends:\n");
+	for (char *line = llm.buf, *nl; *line; line = nl) {
+		nl = strchr(line, '\n');
+		nl = nl ? nl + 1 : line + strlen(line);
+		strbuf_addf(&txt, "  %.*s", (int)(nl - line), line);
+	}
+	if (txt.len && txt.buf[txt.len - 1] != '\n')
+		strbuf_addch(&txt, '\n');
+	strbuf_release(&llm);
 	strbuf_addf(&txt, "summary            %s\n",
 		    can_eval ? "can compile, evaluate and profile kernels"
 		    : can_compile ? "can compile kernels; evaluation needs a CUDA GPU"

@@ -18,6 +18,7 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "task", cmd_task, "show or check one task spec" },
 	{ "build", cmd_build, "policy-check and compile one kernel with nvcc (cached)" },
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
+	{ "llm", cmd_llm, "send one prompt to the configured model and print the reply" },
 	{ NULL, NULL, NULL },
 };
 

@@ -43,3 +43,33 @@ char *paths_nvcc(void)
 		return access(env, X_OK) == 0 ? xstrdup(env) : NULL;
 	return paths_find_program("nvcc");
 }
+
+char *paths_cutlass_version(const char *include_dir)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *p = xasprintf("%s/../VERSION", include_dir);
+	if (strbuf_read_file(&sb, p, 256) == 0) {
+		strbuf_trim(&sb);
+		free(p);
+		if (sb.len)
+			return strbuf_detach(&sb, NULL);
+	}
+	free(p);
+	strbuf_release(&sb);
+	p = xasprintf("%s/cutlass/version.h", include_dir);
+	int major = -1, minor = -1, patch = -1;
+	if (strbuf_read_file(&sb, p, 1 << 20) == 0) {
+		const char *s;
+		if ((s = strstr(sb.buf, "#define CUTLASS_MAJOR ")))
+			major = atoi(s + 22);
+		if ((s = strstr(sb.buf, "#define CUTLASS_MINOR ")))
+			minor = atoi(s + 22);
+		if ((s = strstr(sb.buf, "#define CUTLASS_PATCH ")))
+			patch = atoi(s + 22);
+	}
+	free(p);
+	strbuf_release(&sb);
+	if (major < 0)
+		return xstrdup("unknown");
+	return xasprintf("%d.%d.%d", major, minor, patch);
+}

@@ -13,4 +13,9 @@ char *paths_nvcc(void);
 /* A program in PATH (or under /usr/local/cuda/bin), or NULL. */
 char *paths_find_program(const char *name);
 
+
+
+/* The CUTLASS version ("4.2.0.0") of an include/ directory, from the VERSION file beside it or
+ * cutlass/version.h; "unknown" when neither says. Heap string. */
+char *paths_cutlass_version(const char *include_dir);
 #endif
