@@ -103,12 +103,13 @@ struct task {
 
 /* One argument of the kernel, in the order the ABI passes them (inputs, then outputs). */
 struct tensor_spec {
-	const char *name;     /* "A", "B", "bias", "x", "C", "y" (static strings) */
+	const char *name;     /* "A", "B", "a", "bias", "x", "C", "y" (static strings) */
 	int is_output;
 	enum dtype dtype;
 	int ndim;
 	int64_t shape[TASK_MAX_DIMS + 1]; /* row-major, contiguous, as PyTorch would hold it */
-	enum structure structure;         /* how the runner fills it */
+	enum structure structure;         /* how the runner fills it: of the stored matrix, so a
+					     col-layout upper A is stored lower */
 };
 
 /* Parses and validates. NULL on error with a heap message in *err ("field 'm' must be ..."). */
@@ -116,11 +117,22 @@ struct task *task_parse_json(const char *text, size_t len, const char *origin, c
 /* A built-in name ("kb1/19_relu") or a path to a JSON file. */
 struct task *task_load(const char *name_or_path, char **err);
 void task_free(struct task *t);
+/* A deep copy, freed with task_free. */
+struct task *task_dup(const struct task *t);
+/* 1 when a and b hold the same spec field by field (names and descriptions included). */
+int task_equal(const struct task *a, const struct task *b);
+/* The built-in task of that name ("kb1/19_relu", or a unique number prefix like "kb1/19"),
+ * or NULL. Owned by the suite cache: never freed, valid for the life of the process. */
+const struct task *task_builtin(const char *name);
 
 /* Canonical JSON of the whole spec (every field, defaults filled in); appends to out. */
 void task_to_json(const struct task *t, struct strbuf *out);
 
-/* The kernel's tensor arguments; returns their count. */
+/* The kernel's tensor arguments; returns their count. gemm: A [batch?, M or m_dims..., K]
+ * (a_layout row) or [batch?, K, M] (col), B [batch?, K, N] (row) or [batch?, N, K] (col), bias [N]
+ * in out_dtype when epilogue.bias, C [batch?, M or m_dims..., N]; the batch dim only when
+ * batch > 1. matvec: A [M, K], x [K, 1] -> y [M, 1]. scalar_mul: A -> C. diag_matmul: a [N],
+ * B [N, M] -> C [N, M]. elementwise, softmax, log_softmax: x -> y. */
 int task_tensors(const struct task *t, struct tensor_spec out[TASK_MAX_TENSORS]);
 /* The kernel's scalar arguments (alpha, slope, ...); returns their count; names are static. */
 int task_scalars(const struct task *t, double vals[TASK_MAX_SCALARS],
@@ -134,6 +146,8 @@ double task_min_bytes(const struct task *t);
 int task_is_gemm_like(const struct task *t);
 /* "gemm", "elementwise" or "rowwise": which stage machine the agent uses. */
 const char *task_workload(const struct task *t);
+/* A one-line summary of the sizes ("M=4096 N=4096 K=4096 B^T +bias"); appends to out. */
+void task_shape_summary(const struct task *t, struct strbuf *out);
 
 /* Names <-> enums; name functions return static strings, parse functions 0 on unknown. */
 const char *dtype_name(enum dtype d);
