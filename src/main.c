@@ -42,18 +42,6 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *cutegen_libexec_dir(void)
-{
-	static char *dir;
-	if (!dir) {
-		const char *env = getenv("CUTEGEN_LIBEXEC");
-		dir = env ? xstrdup(env) : exe_dir();
-		if (!dir)
-			dir = xstrdup(".");
-	}
-	return dir;
-}
-
 int print_help_page(const char *name)
 {
 	char *path = xasprintf("docs/cli/%s.txt", name);

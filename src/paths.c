@@ -9,6 +9,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Here rather than in main.c so that the unit tests, which link without main.o, have it. */
+const char *cutegen_libexec_dir(void)
+{
+	static char *dir;
+	if (!dir) {
+		const char *env = getenv("CUTEGEN_LIBEXEC");
+		dir = env ? xstrdup(env) : exe_dir();
+		if (!dir)
+			dir = xstrdup(".");
+	}
+	return dir;
+}
+
 static char *with_header(char *dir, const char *header)
 {
 	char *p = xasprintf("%s/%s", dir, header);
