@@ -44,5 +44,7 @@ int cmd_tasks(int argc, char **argv);
 int cmd_task(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_docs(int argc, char **argv);
 
 #endif

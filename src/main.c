@@ -19,6 +19,8 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "tasks", cmd_tasks, "list the built-in tasks (suites kb1 and hopper)" },
 	{ "task", cmd_task, "show or check one task spec" },
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
+	{ "profile", cmd_profile, "profile a kernel with Nsight Compute and summarize its bottleneck" },
+	{ "docs", cmd_docs, "build and search the index of CuTe/CUTLASS headers, examples and notes" },
 	{ NULL, NULL, NULL },
 };
 
