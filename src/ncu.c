@@ -43,7 +43,7 @@ const char *const ncu_metrics[] = {
 	"launch__grid_size",
 	"launch__waves_per_multiprocessor",
 	"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-	"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+	"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
 	"sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
 	STALL_PREFIX "long_scoreboard" STALL_SUFFIX,
 	STALL_PREFIX "barrier" STALL_SUFFIX,
@@ -310,8 +310,10 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 		}
 	}
 	double hmma = val(k, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active");
-	double gmma = val(k, "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active");
-	s->tensor_pct = hmma > gmma ? hmma : gmma;
+	/* on Hopper the hmma pipe metric counts HGMMA/QGMMA too (ncu --query-metrics, gh100);
+	 * sm__pipe_tensor_cycles_active covers every tensor op (imma, dmma...) */
+	double all = val(k, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active");
+	s->tensor_pct = hmma > all ? hmma : all;
 	s->fma_pct = val(k, "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active");
 	s->ld_ways = ways(val(k, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
 			  val(k, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"));

@@ -57,7 +57,7 @@ TEST(ncu_csv_raw_two_kernels)
 	CHECK(ncu_kernel_value(&rep.kernels[0], "gpu__time_duration.sum", -1) == 1482336);
 	CHECK(ncu_kernel_value(&rep.kernels[0], "dram__bytes_read.sum", -1) == 3221225472.0);
 	const struct ncu_metric *m = ncu_kernel_metric(&rep.kernels[1],
-		"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active");
+		"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active");
 	CHECK(m && !m->has_value);
 	CHECK_STR(m->text, "n/a");
 	CHECK(ncu_kernel_metric(&rep.kernels[0], "Kernel Name") == NULL);
