@@ -9,8 +9,6 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 WERROR   ?= -Werror
 SANITIZE ?=
 OPT      ?= -O2
-CUTLASS_DIR ?= third_party/cutlass
-export CUTLASS_DIR
 CFLAGS_BASE = -std=c17 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter $(WERROR) \
 	      $(OPT) -g -Isrc -Iinclude -I$(CUDA_HOME)/include -MMD -MP $(SANITIZE)
 LDLIBS_CLI  = -lcurl -lsqlite3 -ljansson -lm -lpthread
