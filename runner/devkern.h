@@ -1,0 +1,104 @@
+/*
+ * The runner's own device code (devkern.cu), behind a C interface: input generators and their
+ * verification, poison fills, the trusted elementwise/softmax references computed in fp64, and
+ * the comparison that turns a candidate's output into error statistics, all on the GPU so
+ * that checking a 6 GB output costs milliseconds.
+ * Every function launches on `stream` and returns a cudaError_t as int (0 = success).
+ */
+#ifndef CUTEGEN_RUNNER_DEVKERN_H
+#define CUTEGEN_RUNNER_DEVKERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types the runner handles (values of enum dtype in src/task.h). */
+enum dk_dtype { DK_FP32 = 1, DK_FP16 = 2, DK_BF16 = 3, DK_FP8 = 4 };
+
+/* How a tensor is filled. Values follow enum dist / enum structure of src/task.h. */
+struct dk_fill {
+	int dtype;
+	int dist;           /* DIST_* */
+	int structure;      /* STRUCT_* over the last two dims (square) */
+	uint64_t seed;
+	int64_t numel;
+	int64_t rows, cols; /* last two dims (rows = 1 for 1-D) */
+	float range;        /* half-width for DIST_LARGE */
+	float density;      /* nonzero probability for DIST_SPARSE */
+	int nbranch;        /* branch points for DIST_BRANCHES */
+	float branch[4];
+};
+
+int dk_fill(void *ptr, const struct dk_fill *f, void *stream);
+/* Counts elements that differ (bitwise) from what dk_fill wrote; *mismatches on the host. */
+int dk_verify_fill(const void *ptr, const struct dk_fill *f, unsigned long long *mismatches,
+		   void *scratch, void *stream);
+/* Fills with the runner's poison NaN (a payload no arithmetic produces). */
+int dk_poison(void *ptr, int dtype, int64_t numel, void *stream);
+/* dst[i] = |src[i]|, converted to dst_dtype (fp32/bf16/fp16): operands of the scale GEMM,
+ * and fp8 operands widened exactly to bf16 for the reference. */
+int dk_convert(void *dst, int dst_dtype, const void *src, int src_dtype, int64_t numel, int absval,
+	       void *stream);
+
+/* The reference a comparison uses. */
+enum dk_ref_kind {
+	DK_REF_BUFFER = 0,   /* ref[] (fp32) and scale[] (fp32, per element) from GEMMs */
+	DK_REF_ELEMENTWISE,  /* act(x) in fp64 */
+	DK_REF_SCALAR_MUL,   /* x * s */
+	DK_REF_DIAG,         /* a[r] * B[r][c] */
+	DK_REF_SOFTMAX,      /* from per-row max and sum computed in fp64 */
+	DK_REF_LOG_SOFTMAX
+};
+
+struct dk_compare {
+	int kind;
+	int out_dtype;
+	int64_t rows, cols;       /* the output viewed as [rows, cols] (cols = last dim) */
+	const void *out;
+	/* DK_REF_BUFFER */
+	const float *ref, *scale; /* GEMM accumulations: sum a*b and sum |a||b| */
+	const void *bias; int bias_dtype; /* optional, per column */
+	int epi_act;              /* ACT_* applied after alpha*acc+bias */
+	double alpha;
+	int mask;                 /* MASK_* */
+	int64_t mask_n;           /* the square size the mask applies to (last two dims) */
+	/* elementwise family */
+	const void *x; int x_dtype;
+	const void *aux; int aux_dtype; /* diag vector */
+	int act;
+	double p[4];              /* activation parameters / scalar */
+	const double *rowstat;    /* softmax: [rows][2] = max, sum exp(x-max) */
+	/* tolerance: |got-ref| <= eps_scale*scale + rtol*|ref| + atol */
+	double eps_scale, rtol, atol;
+};
+
+#define DK_MAX_SAMPLES 16
+#define DK_BUCKETS 64
+
+struct dk_stats {
+	unsigned long long bad, nan, inf, unwritten, checked;
+	double max_abs_err, max_ratio;          /* max |got-ref|, max |got-ref|/tol */
+	long long worst_index;                  /* element with max_ratio */
+	long long first_bad;                    /* lowest bad flat index, -1 if none */
+	unsigned long long row_hist[DK_BUCKETS], col_hist[DK_BUCKETS];
+	unsigned long long tail_rows_bad, tail_cols_bad; /* bad in the last 1/64 of rows / cols */
+	int nsamples;
+	struct { long long index; double got, want, tol; } samples[DK_MAX_SAMPLES];
+};
+
+/* scratch: device memory of at least dk_scratch_bytes(). Synchronizes the stream. */
+size_t dk_scratch_bytes(void);
+int dk_softmax_rowstats(double *rowstat, const void *x, int dtype, int64_t rows, int64_t cols,
+			void *stream);
+int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, void *scratch, void *stream);
+
+/* Writes `bytes` of a buffer larger than L2, so the next kernel starts from a cold cache. */
+int dk_flush_l2(void *buf, size_t bytes, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1252 @@
+/*
+ * cutegen-runner: evaluates one compiled candidate for one task, in a process of its own, and
+ * writes one JSON report. It makes inputs from seeds, runs the candidate on poisoned outputs,
+ * checks that the inputs are untouched, compares against trusted references (cuBLASLt for the
+ * GEMM family, fp64 device code for the rest), times it with events and a cold L2, cross-checks
+ * the event timing with the host clock, re-checks on fresh inputs after timing, and measures the
+ * baselines (cuBLASLt, copy bandwidth, GEMM peak) in the same process.
+ *
+ * A crash, hang or sticky CUDA error in the candidate ends only this process: the evaluator
+ * (src/eval.c) reads the last "phase ..." line of stdout to say where it happened.
+ * Not for: compiling (src/build.c) or deciding what to try next (the agent).
+ *
+ *   cutegen-runner --task TASK.json --kernel K.so --out REPORT.json [--device N] [--quick]
+ *                  [--no-baseline] [--trials N]
+ *   cutegen-runner --task TASK.json --kernel K.so --out REPORT.json --profile
+ *                  (one warm-up call, then one call between cudaProfilerStart/Stop, for
+ *                   `ncu --profile-from-start off`: only the candidate's kernels are profiled)
+ *   cutegen-runner --devices            (JSON list of CUDA devices; exit 3 when none)
+ */
+#include "blas.h"
+#include "devkern.h"
+#include "task.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+#include <cutegen/kernel_abi.h>
+#include <dlfcn.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNNER_REPORT_VERSION 1
+#define MAX_TRIALS 200
+
+struct tensor {
+	struct tensor_spec spec;
+	void *d;
+	int64_t numel;
+	size_t bytes;
+	int64_t rows, cols;   /* last two dims */
+	int64_t shape[TASK_MAX_DIMS + 1], strides[TASK_MAX_DIMS + 1];
+	struct dk_fill fill;
+};
+
+struct timing {
+	int trials;
+	double median_ms, p10_ms, p90_ms, min_ms, mean_ms;
+};
+
+struct ctx {
+	struct task *t;
+	const char *task_path, *kernel_path, *out_path;
+	int device, quick, no_baseline, trials_override, profile;
+
+	struct tensor tens[TASK_MAX_TENSORS];
+	int ntens, n_in, n_out;
+	double scalars[TASK_MAX_SCALARS];
+	const char *scalar_names[TASK_MAX_SCALARS];
+	int nscalars;
+
+	void *so;
+	cutegen_launch_fn launch;
+	void *ws;
+	size_t ws_bytes;
+
+	cudaStream_t s;
+	struct cudaDeviceProp prop;
+	void *scratch, *flush_buf;
+	size_t flush_bytes;
+
+	/* GEMM family references */
+	int gemm_like;
+	struct gemm_desc gd;
+	float *ref, *scale;
+	void *ref_a, *ref_b, *abs_a, *abs_b; /* widened (fp8) and absolute operands */
+	struct blas_plan *ref_plan, *scale_plan;
+	double *rowstat;
+
+	json_t *report, *checks;
+	const char *verdict;
+	struct strbuf message;
+	double t_start;
+};
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void phase(const char *name)
+{
+	printf("phase %s\n", name);
+	fflush(stdout);
+}
+
+static void fail(struct ctx *c, const char *verdict, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fail(struct ctx *c, const char *verdict, const char *fmt, ...)
+{
+	if (strcmp(c->verdict, "pass"))
+		return; /* the first failure is the verdict */
+	c->verdict = verdict;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&c->message, fmt, ap);
+	va_end(ap);
+}
+
+static int dk_of(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return DK_FP16;
+	case DT_BF16: return DK_BF16;
+	case DT_FP8_E4M3: return DK_FP8;
+	default: return DK_FP32;
+	}
+}
+
+static DLDataType dl_type(enum dtype d)
+{
+	DLDataType t = { kDLFloat, 32, 1 };
+	switch (d) {
+	case DT_FP16: t.bits = 16; break;
+	case DT_BF16: t.code = kDLBfloat; t.bits = 16; break;
+	case DT_FP8_E4M3: t.code = 10 /* kDLFloat8_e4m3fn in DLPack 1.0 */; t.bits = 8; break;
+	default: break;
+	}
+	return t;
+}
+
+/* ---- set-up ---------------------------------------------------------------------------- */
+
+static int write_report(struct ctx *c)
+{
+	json_object_set_new(c->report, "verdict", json_string(c->verdict));
+	json_object_set_new(c->report, "message", json_string(c->message.buf));
+	json_object_set_new(c->report, "runner_s", json_real(wall_s() - c->t_start));
+	char *text = json_dumps(c->report, JSON_INDENT(1) | JSON_SORT_KEYS);
+	char *tmp = xasprintf("%s.tmp", c->out_path);
+	FILE *f = fopen(tmp, "w");
+	int rc = -1;
+	if (f) {
+		fputs(text, f);
+		fputc('\n', f);
+		if (fclose(f) == 0 && rename(tmp, c->out_path) == 0)
+			rc = 0;
+	}
+	if (rc)
+		fprintf(stderr, "cutegen-runner: cannot write the report '%s'\n", c->out_path);
+	free(tmp);
+	free(text);
+	return rc;
+}
+
+static int cuda_ok(struct ctx *c, cudaError_t e, const char *what)
+{
+	if (e == cudaSuccess)
+		return 1;
+	fail(c, "runner_error", "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+	return 0;
+}
+
+static int alloc_tensors(struct ctx *c)
+{
+	struct tensor_spec specs[TASK_MAX_TENSORS];
+	c->ntens = task_tensors(c->t, specs);
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		x->spec = specs[i];
+		x->numel = 1;
+		for (int d = x->spec.ndim - 1; d >= 0; d--) {
+			x->strides[d] = x->numel;
+			x->shape[d] = x->spec.shape[d];
+			x->numel *= x->spec.shape[d];
+		}
+		x->cols = x->spec.shape[x->spec.ndim - 1];
+		x->rows = x->spec.ndim >= 2 ? x->spec.shape[x->spec.ndim - 2] : 1;
+		x->bytes = (size_t)x->numel * (size_t)dtype_size(x->spec.dtype);
+		if (x->spec.is_output)
+			c->n_out++;
+		else
+			c->n_in++;
+		cudaError_t e = cudaMalloc(&x->d, x->bytes);
+		if (e) {
+			fail(c, "runner_error", "cannot allocate tensor '%s' (%.2f GB): %s", x->spec.name,
+			     (double)x->bytes / 1e9, cudaGetErrorString(e));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void build_dl(struct ctx *c, DLTensor *ins, DLTensor *outs)
+{
+	int ni = 0, no = 0;
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		DLTensor dl;
+		memset(&dl, 0, sizeof(dl));
+		dl.data = x->d;
+		dl.device.device_type = kDLCUDA;
+		dl.device.device_id = c->device;
+		dl.ndim = x->spec.ndim;
+		dl.dtype = dl_type(x->spec.dtype);
+		dl.shape = x->shape;
+		dl.strides = x->strides;
+		if (x->spec.is_output)
+			outs[no++] = dl;
+		else
+			ins[ni++] = dl;
+	}
+}
+
+static int load_kernel(struct ctx *c)
+{
+	c->so = dlopen(c->kernel_path, RTLD_NOW | RTLD_LOCAL);
+	if (!c->so) {
+		fail(c, "abi_error", "cannot load the kernel: %s", dlerror());
+		return -1;
+	}
+	const int *ver = dlsym(c->so, "cutegen_abi_version");
+	c->launch = (cutegen_launch_fn)dlsym(c->so, "cutegen_launch");
+	if (!c->launch) {
+		fail(c, "abi_error", "the kernel exports no 'cutegen_launch' (declare it with CUTEGEN_KERNEL)");
+		return -1;
+	}
+	if (!ver || *ver != CUTEGEN_ABI_VERSION) {
+		fail(c, "abi_error", "the kernel's cutegen_abi_version is %s (want %d: add CUTEGEN_DECLARE_ABI();)",
+		     ver ? "another" : "missing", CUTEGEN_ABI_VERSION);
+		return -1;
+	}
+	cutegen_workspace_fn wsfn = (cutegen_workspace_fn)dlsym(c->so, "cutegen_workspace_bytes");
+	if (wsfn) {
+		DLTensor ins[TASK_MAX_TENSORS], outs[TASK_MAX_TENSORS];
+		build_dl(c, ins, outs);
+		c->ws_bytes = wsfn(ins, c->n_in, outs, c->n_out, c->scalars, c->nscalars);
+		if (c->ws_bytes > ((size_t)64 << 30)) {
+			fail(c, "abi_error", "the kernel asks for %zu bytes of workspace (limit 64 GiB)", c->ws_bytes);
+			return -1;
+		}
+		if (c->ws_bytes && !cuda_ok(c, cudaMalloc(&c->ws, c->ws_bytes), "allocating the workspace"))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- inputs --------------------------------------------------------------------------- */
+
+static void set_fill(struct ctx *c, struct tensor *x, int ti, enum dist dist, int seed)
+{
+	struct dk_fill *f = &x->fill;
+	memset(f, 0, sizeof(*f));
+	f->dtype = dk_of(x->spec.dtype);
+	f->dist = dist;
+	f->structure = x->spec.structure;
+	f->seed = 0x5eed0000ull + (uint64_t)seed * 1000003ull + (uint64_t)dist * 7919ull + (uint64_t)ti;
+	f->numel = x->numel;
+	f->rows = x->rows;
+	f->cols = x->cols;
+	f->range = c->t->in_dtype == DT_FP8_E4M3 ? 400.0f : 100.0f;
+	double k = (double)(c->t->k > 0 ? c->t->k : 1);
+	f->density = (float)fmin(1.0, sqrt(8.0 / k));
+	if (c->t->op == OP_GEMM && c->t->epi_bias && !strcmp(x->spec.name, "bias") && dist == DIST_SPARSE)
+		f->dist = DIST_NORMAL;
+	const struct task *t = c->t;
+	switch (t->act) {
+	case ACT_HARDTANH: f->nbranch = 2; f->branch[0] = (float)t->min_val; f->branch[1] = (float)t->max_val; break;
+	case ACT_HARDSIGMOID: f->nbranch = 3; f->branch[0] = -3; f->branch[1] = 3; f->branch[2] = 0; break;
+	case ACT_SOFTPLUS: f->nbranch = 2; f->branch[0] = (float)(t->sp_threshold / t->sp_beta); f->branch[1] = 0; break;
+	default: f->nbranch = 1; f->branch[0] = 0; break;
+	}
+}
+
+static int fill_inputs(struct ctx *c, enum dist dist, int seed)
+{
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		if (x->spec.is_output) {
+			if (!cuda_ok(c, (cudaError_t)dk_poison(x->d, dk_of(x->spec.dtype), x->numel, c->s), "poisoning outputs"))
+				return -1;
+			continue;
+		}
+		set_fill(c, x, i, dist, seed);
+		if (!cuda_ok(c, (cudaError_t)dk_fill(x->d, &x->fill, c->s), "generating inputs"))
+			return -1;
+	}
+	return cuda_ok(c, cudaStreamSynchronize(c->s), "generating inputs") ? 0 : -1;
+}
+
+/* 0 = all inputs as generated; -1 = verdict set. */
+static int verify_inputs(struct ctx *c)
+{
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		if (x->spec.is_output)
+			continue;
+		unsigned long long bad = 0;
+		if (!cuda_ok(c, (cudaError_t)dk_verify_fill(x->d, &x->fill, &bad, c->scratch, c->s), "checking inputs"))
+			return -1;
+		if (bad) {
+			fail(c, "inputs_modified", "the kernel modified its input '%s' (%llu of %lld elements changed); "
+			     "inputs are read-only", x->spec.name, bad, (long long)x->numel);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- calling the candidate -------------------------------------------------------------- */
+
+/* Launches once. Returns 0, or -1 with the verdict set (launch errors, nonzero return). */
+static int call_candidate(struct ctx *c)
+{
+	DLTensor ins[TASK_MAX_TENSORS], outs[TASK_MAX_TENSORS];
+	double scalars[TASK_MAX_SCALARS];
+	build_dl(c, ins, outs);
+	memcpy(scalars, c->scalars, sizeof(scalars));
+	int rc = c->launch(ins, c->n_in, outs, c->n_out, scalars, c->nscalars, c->ws, c->ws_bytes, c->s);
+	if (rc) {
+		fail(c, "launch_error", "cutegen_launch returned %d: the kernel rejected these arguments", rc);
+		return -1;
+	}
+	cudaError_t e = cudaGetLastError();
+	if (e) {
+		fail(c, e == cudaErrorLaunchFailure || e == cudaErrorIllegalAddress ? "cuda_error" : "launch_error",
+		     "launching the kernel failed: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+		return -1;
+	}
+	return 0;
+}
+
+static int sync_candidate(struct ctx *c)
+{
+	cudaError_t e = cudaStreamSynchronize(c->s);
+	if (e == cudaSuccess)
+		e = cudaGetLastError();
+	if (e) {
+		fail(c, "cuda_error", "the kernel failed on the device: %s (%s)", cudaGetErrorName(e),
+		     cudaGetErrorString(e));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- references and comparison ---------------------------------------------------------- */
+
+static struct tensor *find_tensor(struct ctx *c, const char *name)
+{
+	for (int i = 0; i < c->ntens; i++)
+		if (!strcmp(c->tens[i].spec.name, name))
+			return &c->tens[i];
+	return NULL;
+}
+
+static struct tensor *output(struct ctx *c)
+{
+	for (int i = 0; i < c->ntens; i++)
+		if (c->tens[i].spec.is_output)
+			return &c->tens[i];
+	BUG("task without output");
+}
+
+static struct tensor *first_input(struct ctx *c)
+{
+	for (int i = 0; i < c->ntens; i++)
+		if (!c->tens[i].spec.is_output)
+			return &c->tens[i];
+	BUG("task without input");
+}
+
+static double unit_roundoff(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return ldexp(1.0, -11);
+	case DT_BF16: return ldexp(1.0, -8);
+	case DT_FP8_E4M3: return ldexp(1.0, -4);
+	default: return ldexp(1.0, -24);
+	}
+}
+
+/*
+ * The tolerance of each op and contract (docs/evaluation.md explains them). GEMMs are judged
+ * against the scale of the computation, sum |a||b|: an fp32 dot product of K terms is within
+ * a few sqrt(K) roundings of that scale, while TF32 or fp16 rounding of the inputs is off by
+ * about 2^-11 of it, which the sparse distribution (few terms per dot product) makes plain.
+ */
+static void tolerances(struct ctx *c, enum dist dist, struct dk_compare *cmp)
+{
+	const struct task *t = c->t;
+	double u32 = ldexp(1.0, -24), uo = unit_roundoff(t->out_dtype);
+	if (c->gemm_like) {
+		double keff = (double)t->k;
+		if (dist == DIST_SPARSE) {
+			double dens = fmin(1.0, sqrt(8.0 / keff));
+			keff = fmax(1.0, keff * dens * dens);
+		}
+		double acc = u32 * (8.0 * sqrt(keff) + 16.0);
+		switch (t->precision) {
+		case PREC_TF32: cmp->eps_scale = ldexp(1.0, -10) + acc; break;
+		case PREC_FP16: case PREC_BF16: cmp->eps_scale = 4.0 * acc; break;
+		case PREC_FP8: cmp->eps_scale = ldexp(1.0, -10); break;
+		default: cmp->eps_scale = acc; break;
+		}
+		cmp->rtol = t->out_dtype == DT_FP32 ? 4 * u32 : 1.01 * uo;
+		cmp->atol = 0;
+	} else if (t->op == OP_SOFTMAX) {
+		double cols = (double)output(c)->cols;
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 + 2 * u32 * sqrt(cols) : 2 * uo;
+		cmp->atol = 1e-3 / cols; /* a thousandth of a row's mean value */
+	} else if (t->op == OP_LOG_SOFTMAX) {
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 : 2 * uo;
+		cmp->atol = 3e-7 * (1.0 + (dist == DIST_LARGE ? 100.0 : 8.0));
+	} else if (t->op == OP_ELEMENTWISE) {
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 : 2 * uo;
+		cmp->atol = 1e-6;
+	} else {
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-6 : 2 * uo;
+		cmp->atol = 1e-7;
+	}
+	if (t->rtol >= 0)
+		cmp->rtol = t->rtol;
+	if (t->atol >= 0) {
+		if (c->gemm_like)
+			cmp->eps_scale = t->atol;
+		else
+			cmp->atol = t->atol;
+	}
+}
+
+static int setup_gemm_refs(struct ctx *c)
+{
+	const struct task *t = c->t;
+	struct tensor *A = find_tensor(c, "A");
+	struct tensor *B = find_tensor(c, t->op == OP_MATVEC ? "x" : "B");
+	struct tensor *C = output(c);
+	if (!A || !B)
+		BUG("gemm task without A/B");
+	struct gemm_desc *d = &c->gd;
+	memset(d, 0, sizeof(*d));
+	d->batch = t->batch > 0 ? t->batch : 1;
+	d->m = t->m;
+	d->n = t->op == OP_MATVEC ? 1 : t->n;
+	d->k = t->k;
+	d->a_col = t->op == OP_GEMM && t->a_layout == LAYOUT_COL;
+	d->b_col = t->op == OP_GEMM && t->b_layout == LAYOUT_COL;
+	d->b_batched = d->batch > 1 && B->numel == d->batch * d->k * d->n;
+	d->alpha = 1.0f;
+	d->out_dtype = DK_FP32;
+	int wide = t->in_dtype == DT_FP8_E4M3 ? DK_BF16 : dk_of(t->in_dtype);
+	d->a_dtype = d->b_dtype = wide;
+	d->compute = t->in_dtype == DT_FP32 ? BLAS_FP32_PEDANTIC : BLAS_FP32;
+	size_t esz = wide == DK_FP32 ? 4 : 2;
+	size_t cn = (size_t)C->numel;
+	if (!cuda_ok(c, cudaMalloc((void **)&c->ref, cn * 4), "allocating the reference") ||
+	    !cuda_ok(c, cudaMalloc((void **)&c->scale, cn * 4), "allocating the reference") ||
+	    !cuda_ok(c, cudaMalloc(&c->abs_a, (size_t)A->numel * esz), "allocating the reference") ||
+	    !cuda_ok(c, cudaMalloc(&c->abs_b, (size_t)B->numel * esz), "allocating the reference"))
+		return -1;
+	c->ref_a = A->d;
+	c->ref_b = B->d;
+	if (t->in_dtype == DT_FP8_E4M3) {
+		if (!cuda_ok(c, cudaMalloc(&c->ref_a, (size_t)A->numel * 2), "allocating the reference") ||
+		    !cuda_ok(c, cudaMalloc(&c->ref_b, (size_t)B->numel * 2), "allocating the reference"))
+			return -1;
+	}
+	char err[256];
+	c->ref_plan = blas_plan_new(d, c->ref_a, c->ref_b, c->ref, 0, c->s, err, sizeof(err));
+	if (!c->ref_plan) {
+		fail(c, "runner_error", "cannot build the cuBLASLt reference: %s", err);
+		return -1;
+	}
+	c->scale_plan = blas_plan_new(d, c->abs_a, c->abs_b, c->scale, 0, c->s, err, sizeof(err));
+	if (!c->scale_plan) {
+		fail(c, "runner_error", "cannot build the cuBLASLt scale GEMM: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int compute_reference(struct ctx *c)
+{
+	const struct task *t = c->t;
+	if (c->gemm_like) {
+		struct tensor *A = find_tensor(c, "A");
+		struct tensor *B = find_tensor(c, t->op == OP_MATVEC ? "x" : "B");
+		int wide = c->gd.a_dtype, src = dk_of(t->in_dtype);
+		int e = 0;
+		if (t->in_dtype == DT_FP8_E4M3) {
+			e = dk_convert(c->ref_a, wide, A->d, src, A->numel, 0, c->s);
+			if (!e)
+				e = dk_convert(c->ref_b, wide, B->d, src, B->numel, 0, c->s);
+		}
+		if (!e)
+			e = dk_convert(c->abs_a, wide, A->d, src, A->numel, 1, c->s);
+		if (!e)
+			e = dk_convert(c->abs_b, wide, B->d, src, B->numel, 1, c->s);
+		if (!e)
+			e = blas_plan_run(c->ref_plan, c->s);
+		if (!e)
+			e = blas_plan_run(c->scale_plan, c->s);
+		if (e) {
+			fail(c, "runner_error", "the cuBLASLt reference failed (status %d)", e);
+			return -1;
+		}
+	} else if (t->op == OP_SOFTMAX || t->op == OP_LOG_SOFTMAX) {
+		struct tensor *x = first_input(c);
+		if (!cuda_ok(c, (cudaError_t)dk_softmax_rowstats(c->rowstat, x->d, dk_of(x->spec.dtype), x->numel / x->cols,
+							   x->cols, c->s), "softmax reference"))
+			return -1;
+	}
+	return 0;
+}
+
+static void fill_compare(struct ctx *c, enum dist dist, struct dk_compare *cmp)
+{
+	const struct task *t = c->t;
+	struct tensor *out = output(c);
+	memset(cmp, 0, sizeof(*cmp));
+	cmp->out = out->d;
+	cmp->out_dtype = dk_of(out->spec.dtype);
+	cmp->cols = out->cols;
+	cmp->rows = out->numel / out->cols;
+	for (int i = 0; i < c->nscalars && i < 4; i++)
+		cmp->p[i] = c->scalars[i];
+	struct tensor *x = first_input(c);
+	cmp->x = x->d;
+	cmp->x_dtype = dk_of(x->spec.dtype);
+	switch (t->op) {
+	case OP_GEMM:
+	case OP_MATVEC: {
+		cmp->kind = DK_REF_BUFFER;
+		cmp->ref = c->ref;
+		cmp->scale = c->scale;
+		cmp->alpha = t->op == OP_GEMM ? t->alpha : 1.0;
+		cmp->epi_act = t->epi_act;
+		struct tensor *bias = t->epi_bias ? find_tensor(c, "bias") : NULL;
+		if (bias) {
+			cmp->bias = bias->d;
+			cmp->bias_dtype = dk_of(bias->spec.dtype);
+		}
+		cmp->mask = t->out_mask;
+		cmp->mask_n = t->m;
+		break;
+	}
+	case OP_ELEMENTWISE:
+		cmp->kind = DK_REF_ELEMENTWISE;
+		cmp->act = t->act;
+		break;
+	case OP_SCALAR_MUL:
+		cmp->kind = DK_REF_SCALAR_MUL;
+		cmp->p[0] = t->scalar;
+		break;
+	case OP_DIAG_MATMUL:
+		cmp->kind = DK_REF_DIAG;
+		cmp->aux = x->d; /* the diagonal vector is the first input */
+		cmp->aux_dtype = cmp->x_dtype;
+		cmp->x = find_tensor(c, "B")->d;
+		break;
+	case OP_SOFTMAX:
+	case OP_LOG_SOFTMAX:
+		cmp->kind = t->op == OP_SOFTMAX ? DK_REF_SOFTMAX : DK_REF_LOG_SOFTMAX;
+		cmp->rowstat = c->rowstat;
+		break;
+	default:
+		BUG("op %d", (int)t->op);
+	}
+	tolerances(c, dist, cmp);
+}
+
+/* "[i, j]" of a flat index into the output. */
+static void coords(struct ctx *c, long long idx, char *buf, size_t len)
+{
+	struct tensor *out = output(c);
+	int64_t co[TASK_MAX_DIMS + 1];
+	for (int d = out->spec.ndim - 1; d >= 0; d--) {
+		co[d] = idx % out->shape[d];
+		idx /= out->shape[d];
+	}
+	size_t n = (size_t)snprintf(buf, len, "[");
+	for (int d = 0; d < out->spec.ndim && n < len; d++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%lld", d ? ", " : "", (long long)co[d]);
+	if (n < len)
+		snprintf(buf + n, len - n, "]");
+}
+
+static json_t *coords_json(struct ctx *c, long long idx)
+{
+	struct tensor *out = output(c);
+	int64_t co[TASK_MAX_DIMS + 1];
+	for (int d = out->spec.ndim - 1; d >= 0; d--) {
+		co[d] = idx % out->shape[d];
+		idx /= out->shape[d];
+	}
+	json_t *a = json_array();
+	for (int d = 0; d < out->spec.ndim; d++)
+		json_array_append_new(a, json_integer(co[d]));
+	return a;
+}
+
+/* Describes where bad elements cluster, from the row and column histograms. */
+static void describe_clusters(const struct dk_stats *st, int64_t rows, int64_t cols, struct strbuf *sb)
+{
+	if (!st->bad)
+		return;
+	const char *axis[2] = { "rows", "columns" };
+	const unsigned long long *hist[2] = { st->row_hist, st->col_hist };
+	int64_t extent[2] = { rows, cols };
+	unsigned long long tail[2] = { st->tail_rows_bad, st->tail_cols_bad };
+	int said = 0;
+	for (int a = 0; a < 2; a++) {
+		if (extent[a] < 2)
+			continue;
+		if (tail[a] == st->bad && extent[a] >= DK_BUCKETS) {
+			int64_t w = extent[a] / DK_BUCKETS > 1 ? extent[a] / DK_BUCKETS : 1;
+			strbuf_addf(sb, "; all wrong elements are in the last %lld %s (%lld-%lld: the tail)",
+				    (long long)w, axis[a], (long long)(extent[a] - w), (long long)extent[a] - 1);
+			said = 1;
+			continue;
+		}
+		int used = 0, lo = -1, hi = -1;
+		for (int b = 0; b < DK_BUCKETS; b++)
+			if (hist[a][b]) {
+				used++;
+				if (lo < 0)
+					lo = b;
+				hi = b;
+			}
+		int64_t nb = extent[a] < DK_BUCKETS ? extent[a] : DK_BUCKETS;
+		if (used && used <= nb / 4) {
+			strbuf_addf(sb, "; wrong elements lie only in %s %lld-%lld of %lld", axis[a],
+				    (long long)(lo * extent[a] / DK_BUCKETS),
+				    (long long)((hi + 1) * extent[a] / DK_BUCKETS) - 1, (long long)extent[a]);
+			said = 1;
+		}
+	}
+	if (!said && st->bad * 2 > st->checked)
+		strbuf_addstr(sb, "; most of the output is wrong");
+	else if (!said)
+		strbuf_addstr(sb, "; wrong elements are spread over rows and columns");
+}
+
+static json_t *stats_json(struct ctx *c, const struct dk_stats *st, enum dist dist, int seed,
+			  const struct dk_compare *cmp, struct strbuf *summary)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "dist", json_string(dist_name(dist)));
+	json_object_set_new(o, "seed", json_integer(seed));
+	json_object_set_new(o, "ok", json_boolean(st->bad == 0));
+	json_object_set_new(o, "checked", json_integer((json_int_t)st->checked));
+	json_object_set_new(o, "bad", json_integer((json_int_t)st->bad));
+	json_object_set_new(o, "nan", json_integer((json_int_t)st->nan));
+	json_object_set_new(o, "inf", json_integer((json_int_t)st->inf));
+	json_object_set_new(o, "unwritten", json_integer((json_int_t)st->unwritten));
+	json_object_set_new(o, "max_abs_err", json_real(isfinite(st->max_abs_err) ? st->max_abs_err : -1));
+	json_object_set_new(o, "max_err_over_tol", json_real(isfinite(st->max_ratio) ? st->max_ratio : -1));
+	json_t *tol = json_object();
+	json_object_set_new(tol, "eps_scale", json_real(cmp->eps_scale));
+	json_object_set_new(tol, "rtol", json_real(cmp->rtol));
+	json_object_set_new(tol, "atol", json_real(cmp->atol));
+	json_object_set_new(o, "tolerance", tol);
+	if (!st->bad)
+		return o;
+
+	struct tensor *out = output(c);
+	int64_t rows = out->numel / out->cols;
+	char at[96];
+	strbuf_addf(summary, "%llu of %llu elements wrong", st->bad, st->checked);
+	if (st->unwritten)
+		strbuf_addf(summary, " (%llu never written)", st->unwritten);
+	if (st->nan)
+		strbuf_addf(summary, " (%llu NaN)", st->nan);
+	if (st->inf)
+		strbuf_addf(summary, " (%llu Inf)", st->inf);
+	strbuf_addf(summary, " with '%s' inputs (seed %d)", dist_name(dist), seed);
+	if (st->first_bad >= 0) {
+		coords(c, st->first_bad, at, sizeof(at));
+		strbuf_addf(summary, "; first at %s", at);
+	}
+	describe_clusters(st, rows, out->cols, summary);
+	json_object_set_new(o, "where", json_string(summary->buf));
+
+	/* samples sorted by index, first few */
+	json_t *samples = json_array();
+	int order[DK_MAX_SAMPLES];
+	for (int i = 0; i < st->nsamples; i++)
+		order[i] = i;
+	for (int i = 1; i < st->nsamples; i++)
+		for (int j = i; j > 0 && st->samples[order[j]].index < st->samples[order[j - 1]].index; j--) {
+			int tmp = order[j]; order[j] = order[j - 1]; order[j - 1] = tmp;
+		}
+	for (int i = 0; i < st->nsamples && i < 8; i++) {
+		const __typeof__(st->samples[0]) *s = &st->samples[order[i]];
+		json_t *e = json_object();
+		json_object_set_new(e, "index", coords_json(c, s->index));
+		json_object_set_new(e, "got", isfinite(s->got) ? json_real(s->got) : json_string(isnan(s->got) ? "nan" : (s->got > 0 ? "inf" : "-inf")));
+		json_object_set_new(e, "want", json_real(s->want));
+		json_object_set_new(e, "tol", json_real(s->tol));
+		json_array_append_new(samples, e);
+	}
+	json_object_set_new(o, "samples", samples);
+	if (st->worst_index >= 0)
+		json_object_set_new(o, "worst_index", coords_json(c, st->worst_index));
+	json_t *rh = json_array(), *ch = json_array();
+	for (int b = 0; b < DK_BUCKETS; b++) {
+		json_array_append_new(rh, json_integer((json_int_t)st->row_hist[b]));
+		json_array_append_new(ch, json_integer((json_int_t)st->col_hist[b]));
+	}
+	json_object_set_new(o, "row_buckets", rh);
+	json_object_set_new(o, "col_buckets", ch);
+	return o;
+}
+
+/* One correctness check: fresh inputs, poisoned outputs, one call, compare. 0 = correct. */
+static int check_once(struct ctx *c, enum dist dist, int seed, const char *label)
+{
+	if (fill_inputs(c, dist, seed) || call_candidate(c) || sync_candidate(c) || verify_inputs(c) ||
+	    compute_reference(c))
+		return -1;
+	struct dk_compare cmp;
+	struct dk_stats st;
+	fill_compare(c, dist, &cmp);
+	if (!cuda_ok(c, (cudaError_t)dk_compare_run(&cmp, &st, c->scratch, c->s), "comparing outputs"))
+		return -1;
+	struct strbuf summary = STRBUF_INIT;
+	json_t *o = stats_json(c, &st, dist, seed, &cmp, &summary);
+	json_object_set_new(o, "when", json_string(label));
+	json_array_append_new(c->checks, o);
+	int rc = 0;
+	if (st.bad) {
+		if (!strcmp(label, "after_timing"))
+			fail(c, "stale_output", "correct at first, but wrong on fresh inputs after timing "
+			     "(results kept between calls?): %s", summary.buf);
+		else if (dist == DIST_SPARSE && c->t->precision == PREC_STRICT && !st.unwritten && !st.nan)
+			fail(c, "precision", "fails the strict fp32 contract on the precision probe "
+			     "(max error %.3g of the tolerance; TF32 or 16-bit arithmetic?): %s",
+			     st.max_ratio, summary.buf);
+		else
+			fail(c, "incorrect", "%s", summary.buf);
+		rc = -1;
+	}
+	strbuf_release(&summary);
+	return rc;
+}
+
+/* ---- timing ---------------------------------------------------------------------------- */
+
+typedef int (*launch_fn)(struct ctx *c, void *arg);
+
+static int launch_candidate_cb(struct ctx *c, void *arg)
+{
+	(void)arg;
+	return call_candidate(c);
+}
+
+static int launch_blas_cb(struct ctx *c, void *arg)
+{
+	int e = blas_plan_run(arg, c->s);
+	if (e)
+		fail(c, "runner_error", "the cuBLASLt baseline failed (status %d)", e);
+	return e ? -1 : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Event timing with a cold L2 before each trial; median and spread. */
+static int time_it(struct ctx *c, launch_fn fn, void *arg, struct timing *tm)
+{
+	cudaEvent_t ev[2 * MAX_TRIALS];
+	double ms[MAX_TRIALS];
+	memset(tm, 0, sizeof(*tm));
+	for (int i = 0; i < 3; i++) /* warm-up */
+		if (fn(c, arg))
+			return -1;
+	if (sync_candidate(c))
+		return -1;
+	for (int i = 0; i < 2; i++)
+		cudaEventCreate(&ev[i]);
+	dk_flush_l2(c->flush_buf, c->flush_bytes, c->s);
+	cudaEventRecord(ev[0], c->s);
+	if (fn(c, arg))
+		return -1;
+	cudaEventRecord(ev[1], c->s);
+	if (sync_candidate(c))
+		return -1;
+	float est = 0;
+	cudaEventElapsedTime(&est, ev[0], ev[1]);
+	int trials = c->trials_override ? c->trials_override
+		     : (int)fmin(MAX_TRIALS, fmax(c->quick ? 5 : 10, (c->quick ? 100.0 : 400.0) / (est + 0.05)));
+	if (trials > MAX_TRIALS)
+		trials = MAX_TRIALS;
+	for (int i = 2; i < 2 * trials; i++)
+		cudaEventCreate(&ev[i]);
+	for (int i = 0; i < trials; i++) {
+		dk_flush_l2(c->flush_buf, c->flush_bytes, c->s);
+		cudaEventRecord(ev[2 * i], c->s);
+		if (fn(c, arg))
+			return -1;
+		cudaEventRecord(ev[2 * i + 1], c->s);
+	}
+	if (sync_candidate(c))
+		return -1;
+	double sum = 0;
+	for (int i = 0; i < trials; i++) {
+		float f = 0;
+		cudaEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]);
+		ms[i] = f;
+		sum += f;
+	}
+	for (int i = 0; i < 2 * trials; i++)
+		cudaEventDestroy(ev[i]);
+	qsort(ms, (size_t)trials, sizeof(double), cmp_double);
+	tm->trials = trials;
+	tm->median_ms = trials % 2 ? ms[trials / 2] : 0.5 * (ms[trials / 2 - 1] + ms[trials / 2]);
+	tm->p10_ms = ms[trials / 10];
+	tm->p90_ms = ms[trials - 1 - trials / 10];
+	tm->min_ms = ms[0];
+	tm->mean_ms = sum / trials;
+	return 0;
+}
+
+static json_t *timing_json(const struct timing *tm)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "trials", json_integer(tm->trials));
+	json_object_set_new(o, "median_ms", json_real(tm->median_ms));
+	json_object_set_new(o, "p10_ms", json_real(tm->p10_ms));
+	json_object_set_new(o, "p90_ms", json_real(tm->p90_ms));
+	json_object_set_new(o, "min_ms", json_real(tm->min_ms));
+	json_object_set_new(o, "mean_ms", json_real(tm->mean_ms));
+	json_object_set_new(o, "spread", json_real(tm->median_ms > 0 ? (tm->p90_ms - tm->p10_ms) / tm->median_ms : 0));
+	return o;
+}
+
+/*
+ * The host clock over a batch of back-to-back calls, fenced by a device-wide synchronize,
+ * against events on our stream over the same batch: work moved to another stream escapes
+ * the events but not the host clock.
+ */
+static int cross_check(struct ctx *c, double event_ms_hint, json_t *timing)
+{
+	int n = (int)fmax(5, fmin(100, 50.0 / (event_ms_hint + 0.01)));
+	cudaEvent_t e0, e1;
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	if (!cuda_ok(c, cudaDeviceSynchronize(), "cross-check"))
+		return -1;
+	double t0 = wall_s();
+	cudaEventRecord(e0, c->s);
+	for (int i = 0; i < n; i++)
+		if (call_candidate(c))
+			return -1;
+	cudaEventRecord(e1, c->s);
+	cudaError_t e = cudaDeviceSynchronize();
+	double host_ms = (wall_s() - t0) * 1e3 / n;
+	if (e) {
+		fail(c, "cuda_error", "the kernel failed on the device: %s", cudaGetErrorString(e));
+		return -1;
+	}
+	float ev_total = 0;
+	cudaEventElapsedTime(&ev_total, e0, e1);
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	double ev_ms = ev_total / n;
+	json_object_set_new(timing, "host_ms_per_call", json_real(host_ms));
+	json_object_set_new(timing, "event_ms_per_call_warm", json_real(ev_ms));
+	if (host_ms > 1.5 * ev_ms + 0.05) {
+		fail(c, "timing_escape", "the host clock sees %.3f ms per call but events on the given stream "
+		     "see %.3f ms: the kernel does work outside the stream it was given", host_ms, ev_ms);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- baselines -------------------------------------------------------------------------- */
+
+static double copy_bandwidth_gbps(struct ctx *c)
+{
+	size_t bytes = (size_t)1 << 30;
+	void *a = NULL, *b = NULL;
+	if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes)) {
+		cudaFree(a);
+		cudaGetLastError();
+		return -1;
+	}
+	cudaMemsetAsync(a, 1, bytes, c->s);
+	double best[10];
+	cudaEvent_t e0, e1;
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	int n = c->quick ? 5 : 10;
+	for (int i = 0; i < n; i++) {
+		cudaEventRecord(e0, c->s);
+		cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, c->s);
+		cudaEventRecord(e1, c->s);
+		cudaEventSynchronize(e1);
+		float ms = 0;
+		cudaEventElapsedTime(&ms, e0, e1);
+		best[i] = ms;
+	}
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	cudaFree(a);
+	cudaFree(b);
+	qsort(best, (size_t)n, sizeof(double), cmp_double);
+	return 2.0 * (double)bytes / (best[n / 2] * 1e-3) / 1e9;
+}
+
+static enum blas_compute baseline_compute(const struct task *t)
+{
+	return t->precision == PREC_TF32 ? BLAS_TF32 : BLAS_FP32;
+}
+
+/* The GEMM rate of cuBLASLt on a large square problem of the task's types: the compute roof. */
+static double peak_tflops(struct ctx *c, json_t *base)
+{
+	const struct task *t = c->t;
+	int64_t n = t->in_dtype == DT_FP32 ? 4096 : 8192;
+	struct gemm_desc d;
+	memset(&d, 0, sizeof(d));
+	d.a_dtype = d.b_dtype = dk_of(t->in_dtype);
+	d.out_dtype = dk_of(t->out_dtype);
+	d.compute = baseline_compute(t);
+	d.batch = 1;
+	d.m = d.n = d.k = n;
+	d.b_col = t->in_dtype == DT_FP8_E4M3; /* cuBLASLt's fp8 path wants K-major B */
+	d.alpha = 1;
+	size_t isz = (size_t)dtype_size(t->in_dtype), osz = (size_t)dtype_size(t->out_dtype);
+	void *A = NULL, *B = NULL, *C = NULL;
+	double tf = -1;
+	if (cudaMalloc(&A, (size_t)(n * n) * isz) || cudaMalloc(&B, (size_t)(n * n) * isz) ||
+	    cudaMalloc(&C, (size_t)(n * n) * osz))
+		goto out;
+	struct dk_fill f;
+	memset(&f, 0, sizeof(f));
+	f.dtype = dk_of(t->in_dtype);
+	f.dist = DIST_NORMAL;
+	f.numel = n * n;
+	f.rows = f.cols = n;
+	f.seed = 77;
+	dk_fill(A, &f, c->s);
+	f.seed = 78;
+	dk_fill(B, &f, c->s);
+	char err[256];
+	struct blas_plan *p = blas_plan_new(&d, A, B, C, 1, c->s, err, sizeof(err));
+	if (!p) {
+		json_object_set_new(base, "peak_error", json_string(err));
+		goto out;
+	}
+	struct timing tm;
+	int q = c->quick;
+	c->quick = 1;
+	if (time_it(c, launch_blas_cb, p, &tm) == 0)
+		tf = 2.0 * (double)n * (double)n * (double)n / (tm.median_ms * 1e-3) / 1e12;
+	c->quick = q;
+	json_object_set_new(base, "peak_gemm", json_sprintf("cuBLASLt %lld^3 %s", (long long)n, dtype_name(t->in_dtype)));
+	blas_plan_free(p);
+out:
+	cudaFree(A);
+	cudaFree(B);
+	cudaFree(C);
+	cudaGetLastError();
+	return tf;
+}
+
+static void baselines(struct ctx *c, double kernel_ms, json_t *metrics)
+{
+	const struct task *t = c->t;
+	json_t *base = json_object();
+	double flops = task_flops(t), bytes = task_min_bytes(t);
+	double gbps = c->no_baseline ? -1 : copy_bandwidth_gbps(c);
+	double t_mem = gbps > 0 ? bytes / (gbps * 1e9) * 1e3 : -1;
+	json_object_set_new(base, "copy_gbps", json_real(gbps));
+	double t_roof = t_mem;
+	if (c->gemm_like && !c->no_baseline) {
+		double peak = peak_tflops(c, base);
+		json_object_set_new(base, "peak_tflops", json_real(peak));
+		if (peak > 0)
+			t_roof = fmax(t_roof, flops / (peak * 1e12) * 1e3);
+		/* cuBLASLt on this very task, its types and epilogue */
+		struct gemm_desc d = c->gd;
+		d.a_dtype = d.b_dtype = dk_of(t->in_dtype);
+		d.out_dtype = dk_of(t->out_dtype);
+		d.compute = baseline_compute(t);
+		d.alpha = (float)(t->op == OP_GEMM ? t->alpha : 1.0);
+		struct tensor *bias = t->epi_bias ? find_tensor(c, "bias") : NULL;
+		d.bias = bias ? bias->d : NULL;
+		d.bias_dtype = bias ? dk_of(bias->spec.dtype) : 0;
+		d.epi_act = t->epi_act == ACT_GELU_ERF ? ACT_GELU_TANH : t->epi_act;
+		struct tensor *A = find_tensor(c, "A"), *B = find_tensor(c, t->op == OP_MATVEC ? "x" : "B");
+		void *Cb = NULL;
+		char err[256];
+		struct blas_plan *p = NULL;
+		if (!cudaMalloc(&Cb, output(c)->bytes))
+			p = blas_plan_new(&d, A->d, B->d, Cb, 1, c->s, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "no memory for the baseline's output");
+		if (p) {
+			struct timing tm;
+			if (time_it(c, launch_blas_cb, p, &tm) == 0) {
+				json_t *b = timing_json(&tm);
+				json_object_set_new(b, "kind", json_string("cublaslt"));
+				json_object_set_new(b, "algo", json_string(blas_plan_describe(p)));
+				json_object_set_new(b, "tflops", json_real(flops / (tm.median_ms * 1e-3) / 1e12));
+				json_object_set_new(base, "cublaslt", b);
+				json_object_set_new(metrics, "speedup_vs_cublas", json_real(tm.median_ms / kernel_ms));
+				json_object_set_new(metrics, "speedup_vs_baseline", json_real(tm.median_ms / kernel_ms));
+			}
+			blas_plan_free(p);
+		} else {
+			json_object_set_new(base, "cublaslt_error", json_string(err));
+		}
+		cudaFree(Cb);
+		cudaGetLastError();
+	} else if (t_mem > 0) {
+		json_object_set_new(metrics, "speedup_vs_baseline", json_real(t_mem / kernel_ms));
+	}
+	json_object_set_new(base, "kind", json_string(c->gemm_like ? "cublaslt" : "copy_roofline"));
+	json_object_set_new(c->report, "baseline", base);
+	if (t_roof > 0) {
+		json_object_set_new(metrics, "roofline_ms", json_real(t_roof));
+		json_object_set_new(metrics, "roofline_fraction", json_real(t_roof / kernel_ms));
+	}
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+static int list_devices(void)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	json_t *o = json_object(), *a = json_array();
+	if (e || n == 0) {
+		json_object_set_new(o, "error", json_string(e ? cudaGetErrorString(e) : "no CUDA device"));
+		n = 0;
+	}
+	int drv = 0, rt = 0;
+	cudaDriverGetVersion(&drv);
+	cudaRuntimeGetVersion(&rt);
+	json_object_set_new(o, "driver_version", json_integer(drv));
+	json_object_set_new(o, "runtime_version", json_integer(rt));
+	for (int i = 0; i < n; i++) {
+		struct cudaDeviceProp p;
+		if (cudaGetDeviceProperties(&p, i))
+			continue;
+		size_t fr = 0, tot = 0;
+		cudaSetDevice(i);
+		cudaMemGetInfo(&fr, &tot);
+		json_t *d = json_object();
+		json_object_set_new(d, "index", json_integer(i));
+		json_object_set_new(d, "name", json_string(p.name));
+		json_object_set_new(d, "cc", json_sprintf("%d.%d", p.major, p.minor));
+		json_object_set_new(d, "sms", json_integer(p.multiProcessorCount));
+		json_object_set_new(d, "memory_gb", json_real((double)p.totalGlobalMem / 1e9));
+		json_object_set_new(d, "free_gb", json_real((double)fr / 1e9));
+		json_object_set_new(d, "l2_mb", json_real(p.l2CacheSize / 1e6));
+		json_array_append_new(a, d);
+	}
+	json_object_set_new(o, "devices", a);
+	char *s = json_dumps(o, JSON_INDENT(1));
+	puts(s);
+	free(s);
+	json_decref(o);
+	return n ? 0 : 3;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: cutegen-runner --task TASK.json --kernel K.so --out REPORT.json "
+		"[--device N] [--quick] [--no-baseline] [--trials N] [--profile]\n"
+		"       cutegen-runner --devices\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c;
+	memset(&c, 0, sizeof(c));
+	c.verdict = "pass";
+	strbuf_init(&c.message, 0);
+	c.t_start = wall_s();
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--devices"))
+			return list_devices();
+		else if (!strcmp(a, "--quick"))
+			c.quick = 1;
+		else if (!strcmp(a, "--no-baseline"))
+			c.no_baseline = 1;
+		else if (!strcmp(a, "--profile"))
+			c.profile = 1;
+		else if (v && !strcmp(a, "--task"))
+			c.task_path = argv[++i];
+		else if (v && !strcmp(a, "--kernel"))
+			c.kernel_path = argv[++i];
+		else if (v && !strcmp(a, "--out"))
+			c.out_path = argv[++i];
+		else if (v && !strcmp(a, "--device"))
+			c.device = atoi(argv[++i]);
+		else if (v && !strcmp(a, "--trials"))
+			c.trials_override = atoi(argv[++i]);
+		else {
+			usage();
+			return 2;
+		}
+	}
+	if (!c.task_path || !c.kernel_path || !c.out_path) {
+		usage();
+		return 2;
+	}
+	if (c.trials_override < 0 || c.trials_override > MAX_TRIALS)
+		c.trials_override = MAX_TRIALS;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	c.report = json_object();
+	c.checks = json_array();
+	json_object_set_new(c.report, "report_version", json_integer(RUNNER_REPORT_VERSION));
+	json_object_set_new(c.report, "kernel", json_string(c.kernel_path));
+
+	phase("task");
+	struct strbuf text = STRBUF_INIT;
+	char *err = NULL;
+	if (strbuf_read_file(&text, c.task_path, 1 << 20)) {
+		fail(&c, "task_error", "cannot read the task file '%s'", c.task_path);
+		goto report;
+	}
+	c.t = task_parse_json(text.buf, text.len, c.task_path, &err);
+	strbuf_release(&text);
+	if (!c.t) {
+		fail(&c, "task_error", "%s", err);
+		free(err);
+		goto report;
+	}
+	json_object_set_new(c.report, "task", json_string(c.t->name));
+	json_object_set_new(c.report, "precision", json_string(precision_name(c.t->precision)));
+	c.gemm_like = task_is_gemm_like(c.t);
+	c.nscalars = task_scalars(c.t, c.scalars, c.scalar_names);
+
+	phase("device");
+	int ndev = 0;
+	cudaError_t e = cudaGetDeviceCount(&ndev);
+	if (e || ndev == 0) {
+		fail(&c, "no_device", "no CUDA device: kernels can be compiled but not evaluated (%s)",
+		     e ? cudaGetErrorString(e) : "none found");
+		goto report;
+	}
+	if (c.device < 0 || c.device >= ndev) {
+		fail(&c, "no_device", "no CUDA device %d (this machine has %d)", c.device, ndev);
+		goto report;
+	}
+	if (!cuda_ok(&c, cudaSetDevice(c.device), "selecting the device") ||
+	    !cuda_ok(&c, cudaGetDeviceProperties(&c.prop, c.device), "reading device properties") ||
+	    !cuda_ok(&c, cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking), "creating a stream") ||
+	    !cuda_ok(&c, cudaMalloc(&c.scratch, dk_scratch_bytes()), "allocating scratch"))
+		goto report;
+	json_t *dev = json_object();
+	json_object_set_new(dev, "name", json_string(c.prop.name));
+	json_object_set_new(dev, "index", json_integer(c.device));
+	json_object_set_new(dev, "cc", json_sprintf("%d.%d", c.prop.major, c.prop.minor));
+	json_object_set_new(dev, "sms", json_integer(c.prop.multiProcessorCount));
+	json_object_set_new(c.report, "device", dev);
+	c.flush_bytes = (size_t)(c.prop.l2CacheSize > 0 ? c.prop.l2CacheSize : 64 << 20) * 2;
+	if (!cuda_ok(&c, cudaMalloc(&c.flush_buf, c.flush_bytes), "allocating the L2 flush buffer"))
+		goto report;
+
+	phase("alloc");
+	if (alloc_tensors(&c))
+		goto report;
+	if (c.gemm_like && setup_gemm_refs(&c))
+		goto report;
+	if (c.t->op == OP_SOFTMAX || c.t->op == OP_LOG_SOFTMAX) {
+		int64_t rows = output(&c)->numel / output(&c)->cols;
+		if (!cuda_ok(&c, cudaMalloc((void **)&c.rowstat, (size_t)rows * 2 * sizeof(double)), "allocating row statistics"))
+			goto report;
+	}
+	phase("load");
+	if (load_kernel(&c))
+		goto report;
+	double setup_s = wall_s() - c.t_start;
+	json_object_set_new(c.report, "setup_s", json_real(setup_s));
+
+	if (c.profile) {
+		phase("profile");
+		if (fill_inputs(&c, DIST_UNIFORM, 100) || call_candidate(&c) || sync_candidate(&c))
+			goto report;
+		cudaProfilerStart();
+		if (call_candidate(&c) == 0)
+			sync_candidate(&c);
+		cudaProfilerStop();
+		goto report;
+	}
+
+	/* correctness: every distribution, every seed */
+	double t_check = wall_s();
+	int seeds = c.t->seeds > 0 ? c.t->seeds : 2;
+	if (c.quick && seeds > 1)
+		seeds = 1;
+	for (int d = 0; d < c.t->n_dists && !strcmp(c.verdict, "pass"); d++)
+		for (int s = 0; s < seeds && !strcmp(c.verdict, "pass"); s++) {
+			char ph[64];
+			snprintf(ph, sizeof(ph), "check %s seed %d", dist_name(c.t->dists[d]), s);
+			phase(ph);
+			check_once(&c, c.t->dists[d], s, "before_timing");
+		}
+	json_object_set_new(c.report, "check_s", json_real(wall_s() - t_check));
+	if (strcmp(c.verdict, "pass"))
+		goto report;
+
+	phase("timing");
+	double t_time = wall_s();
+	struct timing tm;
+	if (fill_inputs(&c, DIST_UNIFORM, 100) || time_it(&c, launch_candidate_cb, NULL, &tm))
+		goto report;
+	json_t *timing = timing_json(&tm);
+	json_object_set_new(c.report, "timing", timing);
+	phase("cross-check");
+	if (cross_check(&c, tm.median_ms, timing))
+		goto report;
+	json_object_set_new(c.report, "timing_s", json_real(wall_s() - t_time));
+
+	phase("recheck");
+	if (check_once(&c, DIST_NORMAL, 1000, "after_timing"))
+		goto report;
+
+	phase("baseline");
+	double t_base = wall_s();
+	json_t *metrics = json_object();
+	double flops = task_flops(c.t), bytes = task_min_bytes(c.t);
+	json_object_set_new(metrics, "ms", json_real(tm.median_ms));
+	json_object_set_new(metrics, "tflops", json_real(flops / (tm.median_ms * 1e-3) / 1e12));
+	json_object_set_new(metrics, "gbps", json_real(bytes / (tm.median_ms * 1e-3) / 1e9));
+	baselines(&c, tm.median_ms, metrics);
+	json_object_set_new(c.report, "metrics", metrics);
+	json_object_set_new(c.report, "baseline_s", json_real(wall_s() - t_base));
+
+report:
+	phase("report");
+	json_object_set_new(c.report, "checks", c.checks);
+	int rc = write_report(&c) ? 3 : 0;
+	task_free(c.t);
+	return rc;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# GPU tests (never in CI): each example kernel passes `cutegen eval`, and each red-team kernel
+# in tests/redteam/manifest.json gets the verdict it deserves. Prints "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+CG="$PWD/$BUILD/cutegen"
+OUT=${GPU_TEST_OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+passed=0 failed=0
+ok()  { echo "ok - $*"; passed=$((passed + 1)); }
+bad() { echo "not ok - $*"; failed=$((failed + 1)); }
+
+verdict_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("verdict","?"))' "$1" 2>/dev/null || echo "no-json"; }
+
+# expected verdict classes of the manifest -> verdicts that satisfy them
+matches() {
+    case "$1:$2" in
+        incorrect:incorrect|incorrect:stale_output|incorrect:precision) return 0 ;;
+        policy:policy) return 0 ;;
+        precision:precision) return 0 ;;
+        timeout:timeout) return 0 ;;
+        crash:cuda_error|crash:crash) return 0 ;;
+        timing:timing_escape|timing:stale_output|timing:incorrect) return 0 ;;
+        stale_output:stale_output|stale:stale_output) return 0 ;;
+        inputs_modified:inputs_modified) return 0 ;;
+        pass:pass) return 0 ;;
+    esac
+    [ "$1" = "$2" ]
+}
+
+# 1. example kernels: must pass
+while read -r kernel task; do
+    [ -n "$kernel" ] || continue
+    [ -f "$kernel" ] || { bad "example $kernel missing"; continue; }
+    name=$(basename "$kernel" .cu)
+    "$CG" eval "$kernel" --task "$task" --json >"$OUT/example_$name.json" 2>"$OUT/example_$name.err"
+    v=$(verdict_of "$OUT/example_$name.json")
+    if [ "$v" = pass ]; then ok "example $kernel on $task passes"; else bad "example $kernel on $task: verdict $v ($(tail -c 600 "$OUT/example_$name.err"))"; fi
+done <<'LIST'
+kernels/relu_fp32.cu tests/redteam/tasks/relu_small.json
+kernels/softmax_fp32.cu tests/redteam/tasks/softmax_small.json
+kernels/gemm_fp32_sm80.cu tests/redteam/tasks/gemm_512.json
+LIST
+
+# 2. red team: each cheat caught with the right verdict
+if [ -f tests/redteam/manifest.json ]; then
+    python3 -c 'import json; [print(e["file"], e["task"], e["expect"]) for e in json.load(open("tests/redteam/manifest.json"))]' |
+    while read -r file task expect; do
+        name=$(basename "$file" .cu)
+        case "$task" in kb1/*|hopper/*) t=$task ;; *) t="tests/redteam/$task"; [ -f "$t" ] || t=$task ;; esac
+        "$CG" eval "tests/redteam/$file" --task "$t" --json --deadline 60 >"$OUT/rt_$name.json" 2>"$OUT/rt_$name.err"
+        v=$(verdict_of "$OUT/rt_$name.json")
+        if matches "$expect" "$v"; then echo "ok - red team $file: $v"; else echo "not ok - red team $file: expected $expect, got $v"; fi
+    done >"$OUT/redteam.log"
+    cat "$OUT/redteam.log"
+    passed=$((passed + $(grep -c '^ok - ' "$OUT/redteam.log")))
+    failed=$((failed + $(grep -c '^not ok - ' "$OUT/redteam.log")))
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
