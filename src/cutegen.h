@@ -42,6 +42,7 @@ int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_task(int argc, char **argv);
+int cmd_build(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
 

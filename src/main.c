@@ -18,6 +18,7 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "doctor", cmd_doctor, "check nvcc, CUTLASS headers, GPUs, profilers and LLM backends" },
 	{ "tasks", cmd_tasks, "list the built-in tasks (suites kb1 and hopper)" },
 	{ "task", cmd_task, "show or check one task spec" },
+	{ "build", cmd_build, "policy-check and compile one kernel with nvcc (cached)" },
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
 	{ NULL, NULL, NULL },
 };
