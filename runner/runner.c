@@ -1036,13 +1036,25 @@ static void baselines(struct ctx *c, double kernel_ms, json_t *metrics)
 
 /* ---- main ------------------------------------------------------------------------------- */
 
+/* What a failed device query means, in words a user can act on. */
+static const char *no_device_reason(cudaError_t e)
+{
+	int drv = 0;
+	cudaDriverGetVersion(&drv);
+	if (e == cudaErrorInsufficientDriver && drv == 0)
+		return "no NVIDIA driver on this machine";
+	if (e == cudaErrorNoDevice || e == cudaSuccess)
+		return "the driver sees no GPU";
+	return cudaGetErrorString(e);
+}
+
 static int list_devices(void)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	json_t *o = json_object(), *a = json_array();
 	if (e || n == 0) {
-		json_object_set_new(o, "error", json_string(e ? cudaGetErrorString(e) : "no CUDA device"));
+		json_object_set_new(o, "error", json_string(no_device_reason(e)));
 		n = 0;
 	}
 	int drv = 0, rt = 0;
@@ -1151,7 +1163,7 @@ int main(int argc, char **argv)
 	cudaError_t e = cudaGetDeviceCount(&ndev);
 	if (e || ndev == 0) {
 		fail(&c, "no_device", "no CUDA device: kernels can be compiled but not evaluated (%s)",
-		     e ? cudaGetErrorString(e) : "none found");
+		     no_device_reason(e));
 		goto report;
 	}
 	if (c.device < 0 || c.device >= ndev) {

@@ -103,6 +103,16 @@ static char *names_list(const char *const *names, int n, int from)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* Messages are one line: control bytes quoted from a file (in keys, or in jansson's "near
+ * '...'") become '?'. */
+static char *one_line(char *msg)
+{
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return msg;
+}
+
 /* ---- the parse context: one error message, prefixed with the task's name ---- */
 
 struct pctx {
@@ -120,7 +130,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct pctx *c, const char
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	c->err = strbuf_detach(&sb, NULL);
+	c->err = one_line(strbuf_detach(&sb, NULL));
 	return -1;
 }
 
@@ -133,6 +143,18 @@ static char *shown(const json_t *v)
 	char *r = strlen(s) > 48 ? xasprintf("%.45s...", s) : xstrdup(s);
 	free(s);
 	return r;
+}
+
+/* A key from the file, safe to quote in a one-line message: control bytes become '?' and long
+ * keys are cut. Heap string. */
+static char *shown_key(const char *key)
+{
+	size_t n = strlen(key);
+	char *s = n > 40 ? xasprintf("%.37s...", key) : xstrdup(key);
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return s;
 }
 
 static int fail_got(struct pctx *c, const char *field, const char *what, const json_t *v)
@@ -248,11 +270,12 @@ static int edit_distance(const char *a, const char *b)
 static int check_fields(struct pctx *c, json_t *obj, const char *where, const char *const *allowed,
 			int nallowed, const char *const *known_elsewhere, const char *why)
 {
-	const char *key;
+	const char *rawkey;
 	json_t *v;
-	json_object_foreach(obj, key, v) {
-		if (name_index(allowed, nallowed, key) >= 0)
+	json_object_foreach(obj, rawkey, v) {
+		if (name_index(allowed, nallowed, rawkey) >= 0)
 			continue;
+		char *key = shown_key(rawkey);
 		struct strbuf valid = STRBUF_INIT;
 		for (int i = 0; i < nallowed; i++)
 			strbuf_addf(&valid, "%s%s", i ? ", " : "", allowed[i]);
@@ -279,6 +302,7 @@ static int check_fields(struct pctx *c, json_t *obj, const char *where, const ch
 			free(hint);
 		}
 		strbuf_release(&valid);
+		free(key);
 		return -1;
 	}
 	return 0;
@@ -515,20 +539,23 @@ static int parse_elementwise(struct pctx *c, json_t *obj, struct task *t)
 	for (size_t i = 0; i < ARRAY_SIZE(act_params); i++)
 		if (act_params[i].act == t->act)
 			names[n++] = act_params[i].name;
-	const char *key;
+	const char *rawkey;
 	json_t *val;
-	json_object_foreach(params, key, val) {
-		if (name_index(names, n, key) >= 0)
+	json_object_foreach(params, rawkey, val) {
+		if (name_index(names, n, rawkey) >= 0)
 			continue;
-		if (!n)
-			return fail(c, "field 'params.%s' does not apply: activation '%s' takes no parameters",
-				    key, act_name(t->act));
+		char *key = shown_key(rawkey);
 		struct strbuf valid = STRBUF_INIT;
 		for (int i = 0; i < n; i++)
 			strbuf_addf(&valid, "%s%s", i ? ", " : "", names[i]);
-		fail(c, "field 'params.%s' does not apply to activation '%s' (its parameters: %s)",
-		     key, act_name(t->act), valid.buf);
+		if (!n)
+			fail(c, "field 'params.%s' does not apply: activation '%s' takes no parameters",
+			     key, act_name(t->act));
+		else
+			fail(c, "field 'params.%s' does not apply to activation '%s' (its parameters: %s)",
+			     key, act_name(t->act), valid.buf);
 		strbuf_release(&valid);
+		free(key);
 		return -1;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(act_params); i++) {
@@ -824,13 +851,14 @@ static struct task *task_from_json(json_t *obj, const char *origin, char **err)
 	default:
 		BUG("op %d", (int)t->op);
 	}
-	if (rc || (rc = check_precision(&c, t)) || (rc = parse_checking(&c, obj, t)) ||
-	    (rc = check_sizes(&c, t)))
-		goto out;
+	if (!rc && !(rc = check_precision(&c, t)) && !(rc = parse_checking(&c, obj, t)))
+		rc = check_sizes(&c, t);
 out:
 	free(shown_name);
 	if (rc || c.err) {
-		*err = c.err ? c.err : xstrdup("task: invalid");
+		if (!c.err)
+			BUG("task parse failed without a message");
+		*err = c.err;
 		task_free(t);
 		return NULL;
 	}
@@ -842,8 +870,8 @@ struct task *task_parse_json(const char *text, size_t len, const char *origin, c
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		*err = xasprintf("task file '%s': invalid JSON at line %d, column %d: %s",
-				 origin ? origin : "<input>", je.line, je.column, je.text);
+		*err = one_line(xasprintf("task file '%s': invalid JSON at line %d, column %d: %s",
+					  origin ? origin : "<input>", je.line, je.column, je.text));
 		return NULL;
 	}
 	struct task *t = task_from_json(root, origin, err);

@@ -112,6 +112,12 @@ TEST(task_error_unknown_and_misplaced_fields)
 	CHECK_ERR("{" GEMM ", \"aplha\": 2}", "unknown field 'aplha'; did you mean 'alpha'?");
 	CHECK_ERR("{" GEMM ", \"zzzzzz\": 2}", "unknown field 'zzzzzz' (fields here:");
 	CHECK_ERR("{\"suite\": \"mine\", \"tasks\": []}", "this is a suite file");
+	/* keys are quoted safely: one line, cut when long (CHECK_ERR rejects newlines) */
+	CHECK_ERR("{" GEMM ", \"a\\nb\": 1}", "unknown field 'a?b'");
+	CHECK_ERR("{" GEMM ", \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\": 1}",
+		  "unknown field 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'");
+	CHECK_ERR("{" ELEM ", \"activation\": \"relu\", \"params\": {\"\\u0001\": 1}}",
+		  "field 'params.?' does not apply");
 	CHECK_ERR("{" GEMM ", \"shape\": [4, 4]}",
 		  "field 'shape' does not apply to op 'gemm'");
 	CHECK_ERR("{" ELEM ", \"activation\": \"relu\", \"epilogue\": {\"bias\": true}}",
@@ -245,6 +251,7 @@ TEST(task_error_json_and_names)
 {
 	CHECK_ERR("{\n  \"op\": \"gemm\",\n}", "task file 'dir/t.json': invalid JSON at line 3, column 1:");
 	CHECK_ERR("", "invalid JSON at line 1");
+	CHECK_ERR("{\"op\": \"a\nb\"}", "invalid JSON at line 1"); /* raw newline in a string */
 	CHECK_ERR("{\"op\": \"gemm\", \"op\": \"gemm\"}", "duplicate object key");
 	CHECK_ERR("[1, 2]", "task 't': expected a JSON object of the task's fields (got [1,2])");
 	CHECK_ERR("{\"name\": \"../evil\", " GEMM "}", "field 'name' must be 1-128 characters");

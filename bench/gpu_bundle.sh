@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Run HERE (the CPU machine) before a device call: builds cutegen, copies the shared libraries
+# the binaries need that the GPU image may lack into .gpu/lib, and precompiles the example and
+# red-team kernels into .gpu/cache so the GPU's time goes to evaluation. The device call then
+# carries build, third_party and .gpu (all git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> "$(git rev-parse --git-common-dir)/info/exclude"
+make -j2 all
+mkdir -p .gpu/lib .gpu/cache
+skip='libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|ld-linux|libcuda\.so|libcublas|libcudart|libstdc\+\+|libgcc_s'
+for b in build/cutegen build/cutegen-runner; do
+    ldd "$b" | awk '/=> \//{print $3}'
+done | sort -u | grep -Ev "$skip" | while read -r lib; do cp -L "$lib" .gpu/lib/; done
+for k in kernels/*.cu tests/redteam/*.cu; do
+    [ -f "$k" ] || continue
+    if ! build/cutegen build "$k" --cache-dir .gpu/cache >/dev/null 2>&1; then
+        echo "gpu_bundle: $k does not build (expected for policy red-team kernels)"
+    fi
+done
+du -sh .gpu build third_party
