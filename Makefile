@@ -83,7 +83,16 @@ asan:
 		build-asan/cutegen build-asan/unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/unit-tests
 
+# Fuzz targets (clang + libFuzzer): tests/fuzz/fuzz_NAME.c exercises src/NAME.c.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+fuzz: $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c src/%.c $(UTIL_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=c17 -D_GNU_SOURCE -g -O1 -Isrc -Iinclude \
+		-fsanitize=fuzzer,address,undefined -o $@ $^
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)

@@ -295,8 +295,8 @@ static int abi_header(const struct build_opts *opts, const char *base, struct st
 		if (rc)
 			*err = xasprintf("cannot read '%s': %s", p, strerror(errno));
 		free(p);
-		if (!rc)
-			*include_dir = realpath(opts->abi_include, NULL);
+		if (!rc && !(*include_dir = realpath(opts->abi_include, NULL)))
+			*include_dir = xstrdup(opts->abi_include);
 		return rc ? BUILD_E_ENV : 0;
 	}
 	const struct embedded_file *f = embedded_find("include/" ABI_HEADER);

@@ -75,7 +75,7 @@ static json_t *diags_json(const struct diag_list *dl)
 
 static void print_json(json_t *o)
 {
-	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	puts(s);
 	free(s);
 }
