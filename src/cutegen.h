@@ -45,5 +45,7 @@ int cmd_task(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 
 #endif

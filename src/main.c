@@ -20,6 +20,8 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "task", cmd_task, "show or check one task spec" },
 	{ "build", cmd_build, "policy-check and compile one kernel with nvcc (cached)" },
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
+	{ "run", cmd_run, "generate, test and refine one CuTe kernel for a task, in stages" },
+	{ "resume", cmd_resume, "continue a killed or stopped run from its last complete node" },
 	{ NULL, NULL, NULL },
 };
 
@@ -41,18 +43,6 @@ void warning(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-const char *cutegen_libexec_dir(void)
-{
-	static char *dir;
-	if (!dir) {
-		const char *env = getenv("CUTEGEN_LIBEXEC");
-		dir = env ? xstrdup(env) : exe_dir();
-		if (!dir)
-			dir = xstrdup(".");
-	}
-	return dir;
 }
 
 int print_help_page(const char *name)

@@ -102,3 +102,17 @@ char *paths_nvcc(void)
 		return access(env, X_OK) == 0 ? xstrdup(env) : NULL;
 	return paths_find_program("nvcc");
 }
+
+/* Here rather than in main.c so that the unit tests, which link every module but not main.c,
+ * link too. */
+const char *cutegen_libexec_dir(void)
+{
+	static char *dir;
+	if (!dir) {
+		const char *env = getenv("CUTEGEN_LIBEXEC");
+		dir = env ? xstrdup(env) : exe_dir();
+		if (!dir)
+			dir = xstrdup(".");
+	}
+	return dir;
+}
