@@ -649,7 +649,11 @@ static int run_node(struct agent *a, char **err)
 		base = a->cur_src;
 	}
 	n.step = a->step;
-
+	if (strcmp(n.kind, "seed") && !a->llm) {
+		set_stop(a, AGENT_STOP_NO_MODEL,
+			 xstrdup("no model configured: only the seed kernel was judged"));
+		return 0;
+	}
 	maybe_profile(a, &n);
 
 	if (!strcmp(n.kind, "seed")) {
@@ -657,12 +661,6 @@ static int run_node(struct agent *a, char **err)
 		have_src = 1;
 		n.change = "the seed kernel given with --seed-kernel";
 	} else {
-		if (!a->llm) {
-			set_stop(a, AGENT_STOP_NO_MODEL,
-				 xstrdup("no model configured: only the seed kernel was judged"));
-			rc = 0;
-			goto out;
-		}
 		if (build_prompt(a, n.kind, base, &sys, &user, &perr)) {
 			*err = xasprintf("cannot build the prompt: %s", perr);
 			goto out;

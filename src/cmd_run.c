@@ -161,7 +161,7 @@ static void jset_str(json_t *o, const char *k, const char *v)
 /* What a resume needs to run the same loop again (never a key: keys stay in the environment). */
 static json_t *config_json(const struct llm_config *c, const struct run_opts *r)
 {
-	json_t *l = json_object();
+	json_t *l = c ? json_object() : NULL;
 	if (c) {
 		jset_str(l, "backend", c->backend);
 		jset_str(l, "model", c->model);

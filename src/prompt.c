@@ -77,14 +77,14 @@ static int render(const char *t, size_t len, const struct prompt_var *vars, size
 			*err = xstrdup("template: sections nested too deep");
 			return -1;
 		}
-		if (v->value && *v->value &&
-		    render(after, (size_t)(end - after), vars, nvars, out, depth + 1, err))
+		/* tags alone on their lines leave no blank lines behind */
+		int open_alone = (open == t || open[-1] == '\n') && after < t + len && *after == '\n';
+		int close_alone = (end == after || end[-1] == '\n') && end + el < t + len && end[el] == '\n';
+		const char *inner = open_alone ? after + 1 : after;
+		if (v->value && *v->value && inner < end &&
+		    render(inner, (size_t)(end - inner), vars, nvars, out, depth + 1, err))
 			return -1;
-		i = (size_t)(end + el - t);
-		/* a section on its own line leaves no blank line behind */
-		if (i < len && t[i] == '\n' && (!v->value || !*v->value) && out->len &&
-		    out->buf[out->len - 1] == '\n')
-			i++;
+		i = (size_t)(end + el - t) + (open_alone && close_alone ? 1 : 0);
 	}
 	return 0;
 }

@@ -150,11 +150,11 @@ int stages_parse(const char *text, size_t len, const char *origin, struct stage_
 			free(st->name);
 			st->name = xstrdup(val);
 		} else if (!strcmp(key, "max_iters")) {
-			bad = parse_int(val, 1, 1000, &st->max_iters);
+			bad = parse_int(val, 1, 1000, &st->max_iters) ? 1 : 0;
 		} else if (!strcmp(key, "min_gain")) {
-			bad = parse_double(val, 0, 10, &st->min_gain);
+			bad = parse_double(val, 0, 10, &st->min_gain) ? 1 : 0;
 		} else if (!strcmp(key, "patience")) {
-			bad = parse_int(val, 1, 1000, &st->patience);
+			bad = parse_int(val, 1, 1000, &st->patience) ? 1 : 0;
 		} else if (!strcmp(key, "watch")) {
 			free(st->watch);
 			st->watch = xstrdup(val);
