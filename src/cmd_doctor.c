@@ -3,7 +3,9 @@
  * evaluate (GPUs through the runner), profile (ncu, compute-sanitizer), and which model
  * backends are configured.
  */
+#include "build.h"
 #include "cutegen.h"
+#include "llm.h"
 #include "paths.h"
 #include "proc.h"
 #include "util/opt.h"
@@ -90,7 +92,7 @@ int cmd_doctor(int argc, char **argv)
 		    nvcc_ver ? " (" : "", nvcc_ver ? nvcc_ver : "", nvcc_ver ? ")" : "");
 	can_compile &= nvcc != NULL;
 
-	char *cutlass = paths_cutlass_include();
+	char *cutlass = build_find_cutlass_include();
 	char *cver = cutlass ? paths_cutlass_version(cutlass) : NULL;
 	json_object_set_new(o, "cutlass_include", cutlass ? json_string(cutlass) : json_null());
 	json_object_set_new(o, "cutlass_version", cver ? json_string(cver) : json_null());
@@ -98,12 +100,6 @@ int cmd_doctor(int argc, char **argv)
 		    cutlass ? cutlass : "not found: run 'make' (fetches them) or set CUTLASS_DIR",
 		    cver ? " (version " : "", cver ? cver : "", cver ? ")" : "");
 	can_compile &= cutlass != NULL;
-
-	char *abi = paths_abi_include();
-	json_object_set_new(o, "abi_include", abi ? json_string(abi) : json_null());
-	if (!abi)
-		strbuf_addstr(&txt, "kernel ABI header  not found (include/cutegen/kernel_abi.h beside the build)\n");
-	can_compile &= abi != NULL;
 
 	char *runner = paths_runner();
 	json_object_set_new(o, "runner", runner ? json_string(runner) : json_null());
@@ -150,6 +146,18 @@ int cmd_doctor(int argc, char **argv)
 		free(p);
 		free(v);
 	}
+	struct strbuf llm = STRBUF_INIT;
+	llm_describe_backends(NULL, &llm);
+	json_object_set_new(o, "llm_backends", json_string(llm.buf));
+	strbuf_addstr(&txt, "LLM backends:\n");
+	for (char *line = llm.buf, *nl; *line; line = nl) {
+		nl = strchr(line, '\n');
+		nl = nl ? nl + 1 : line + strlen(line);
+		strbuf_addf(&txt, "  %.*s", (int)(nl - line), line);
+	}
+	if (txt.len && txt.buf[txt.len - 1] != '\n')
+		strbuf_addch(&txt, '\n');
+	strbuf_release(&llm);
 	strbuf_addf(&txt, "summary            %s\n",
 		    can_eval ? "can compile, evaluate and profile kernels"
 		    : can_compile ? "can compile kernels; evaluation needs a CUDA GPU"
@@ -170,7 +178,6 @@ int cmd_doctor(int argc, char **argv)
 	free(nvcc_ver);
 	free(cutlass);
 	free(cver);
-	free(abi);
 	free(runner);
 	return can_compile ? EXIT_OK : EXIT_ENV;
 }

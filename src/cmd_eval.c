@@ -6,7 +6,6 @@
 #include "build.h"
 #include "cutegen.h"
 #include "eval.h"
-#include "paths.h"
 #include "policy.h"
 #include "task.h"
 #include "util/opt.h"
@@ -91,7 +90,7 @@ int cmd_eval(int argc, char **argv)
 	struct policy_report pol = POLICY_REPORT_INIT;
 	struct build_result br = BUILD_RESULT_INIT;
 	struct eval_result er = EVAL_RESULT_INIT;
-	char *cutlass = NULL, *abi = NULL, *berr = NULL, *eerr = NULL;
+	char *berr = NULL, *eerr = NULL;
 	json_t *out = json_object();
 	json_object_set_new(out, "kernel", json_string(kernel));
 	json_object_set_new(out, "task", json_string(t->name));
@@ -117,11 +116,7 @@ int cmd_eval(int argc, char **argv)
 			goto out;
 		}
 		struct build_opts bo = BUILD_OPTS_INIT;
-		cutlass = paths_cutlass_include();
-		abi = paths_abi_include();
 		bo.arch = arch;
-		bo.cutlass_include = cutlass;
-		bo.abi_include = abi;
 		bo.cache_dir = cache_dir;
 		bo.no_cache = no_cache;
 		bo.deadline_s = compile_deadline;
@@ -193,8 +188,6 @@ out:
 	policy_report_release(&pol);
 	build_result_release(&br);
 	eval_result_release(&er);
-	free(cutlass);
-	free(abi);
 	free(berr);
 	free(eerr);
 	task_free(t);

@@ -313,9 +313,6 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 	o.eval.deadline_s = r->eval_deadline;
 	o.on_event = on_event;
 	o.ctx = &u;
-	char *cutlass = paths_cutlass_include(), *abi = paths_abi_include();
-	o.build.cutlass_include = cutlass;
-	o.build.abi_include = abi;
 
 	char *err = NULL;
 	int rc = EXIT_INTERNAL;
@@ -357,8 +354,6 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 	rc = exit_code_for(a, agent_stop(a) == AGENT_STOP_MODEL_ERROR ? EXIT_EXTERNAL : 0);
 out:
 	free(err);
-	free(cutlass);
-	free(abi);
 	agent_free(a);
 	return rc;
 }

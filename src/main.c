@@ -4,10 +4,8 @@
  */
 #include "cutegen.h"
 #include "embedded.h"
-#include "util/fsutil.h"
 #include "util/xalloc.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,39 +20,9 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
 	{ "run", cmd_run, "generate, test and refine one CuTe kernel for a task, in stages" },
 	{ "resume", cmd_resume, "continue a killed or stopped run from its last complete node" },
+	{ "llm", cmd_llm, "send one prompt to the configured model and print the reply" },
 	{ NULL, NULL, NULL },
 };
-
-void error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-void warning(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-int print_help_page(const char *name)
-{
-	char *path = xasprintf("docs/cli/%s.txt", name);
-	const struct embedded_file *f = embedded_find(path);
-	free(path);
-	if (!f)
-		return -1;
-	fwrite(f->data, 1, f->len, stdout);
-	return 0;
-}
 
 static void list_commands(FILE *to)
 {

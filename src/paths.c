@@ -1,71 +1,12 @@
 /* Run-time paths; see paths.h. */
 #include "paths.h"
 #include "cutegen.h"
-#include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static char *with_header(char *dir, const char *header)
-{
-	char *p = xasprintf("%s/%s", dir, header);
-	int ok = file_exists(p);
-	free(p);
-	if (ok)
-		return dir;
-	free(dir);
-	return NULL;
-}
-
-char *paths_cutlass_include(void)
-{
-	const char *env = getenv("CUTLASS_DIR");
-	if (env && *env)
-		return with_header(xasprintf("%s/include", env), "cute/tensor.hpp");
-	return with_header(xasprintf("%s/../third_party/cutlass/include", cutegen_libexec_dir()),
-			   "cute/tensor.hpp");
-}
-
-char *paths_cutlass_version(const char *include_dir)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *p = xasprintf("%s/../VERSION", include_dir);
-	if (strbuf_read_file(&sb, p, 256) == 0) {
-		strbuf_trim(&sb);
-		free(p);
-		if (sb.len)
-			return strbuf_detach(&sb, NULL);
-	}
-	free(p);
-	strbuf_release(&sb);
-	p = xasprintf("%s/cutlass/version.h", include_dir);
-	int major = -1, minor = -1, patch = -1;
-	if (strbuf_read_file(&sb, p, 1 << 20) == 0) {
-		const char *s;
-		if ((s = strstr(sb.buf, "#define CUTLASS_MAJOR ")))
-			major = atoi(s + 22);
-		if ((s = strstr(sb.buf, "#define CUTLASS_MINOR ")))
-			minor = atoi(s + 22);
-		if ((s = strstr(sb.buf, "#define CUTLASS_PATCH ")))
-			patch = atoi(s + 22);
-	}
-	free(p);
-	strbuf_release(&sb);
-	if (major < 0)
-		return xstrdup("unknown");
-	return xasprintf("%d.%d.%d", major, minor, patch);
-}
-
-char *paths_abi_include(void)
-{
-	const char *env = getenv("CUTEGEN_INCLUDE");
-	if (env && *env)
-		return with_header(xstrdup(env), "cutegen/kernel_abi.h");
-	return with_header(xasprintf("%s/../include", cutegen_libexec_dir()), "cutegen/kernel_abi.h");
-}
 
 char *paths_runner(void)
 {
@@ -103,16 +44,32 @@ char *paths_nvcc(void)
 	return paths_find_program("nvcc");
 }
 
-/* Here rather than in main.c so that the unit tests, which link every module but not main.c,
- * link too. */
-const char *cutegen_libexec_dir(void)
+char *paths_cutlass_version(const char *include_dir)
 {
-	static char *dir;
-	if (!dir) {
-		const char *env = getenv("CUTEGEN_LIBEXEC");
-		dir = env ? xstrdup(env) : exe_dir();
-		if (!dir)
-			dir = xstrdup(".");
+	struct strbuf sb = STRBUF_INIT;
+	char *p = xasprintf("%s/../VERSION", include_dir);
+	if (strbuf_read_file(&sb, p, 256) == 0) {
+		strbuf_trim(&sb);
+		free(p);
+		if (sb.len)
+			return strbuf_detach(&sb, NULL);
 	}
-	return dir;
+	free(p);
+	strbuf_release(&sb);
+	p = xasprintf("%s/cutlass/version.h", include_dir);
+	int major = -1, minor = -1, patch = -1;
+	if (strbuf_read_file(&sb, p, 1 << 20) == 0) {
+		const char *s;
+		if ((s = strstr(sb.buf, "#define CUTLASS_MAJOR ")))
+			major = atoi(s + 22);
+		if ((s = strstr(sb.buf, "#define CUTLASS_MINOR ")))
+			minor = atoi(s + 22);
+		if ((s = strstr(sb.buf, "#define CUTLASS_PATCH ")))
+			patch = atoi(s + 22);
+	}
+	free(p);
+	strbuf_release(&sb);
+	if (major < 0)
+		return xstrdup("unknown");
+	return xasprintf("%d.%d.%d", major, minor, patch);
 }

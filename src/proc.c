@@ -187,7 +187,12 @@ int run_command(struct child_process *cp)
 		goto out;
 	}
 
-	/* Feed stdin and drain stdout/stderr until all close, or the deadline passes. */
+	/* Feed stdin and drain stdout/stderr until all close, or the deadline passes. A child
+	 * that exits without reading all its stdin must not kill us with SIGPIPE: EPIPE will do. */
+	struct sigaction ign, old_pipe;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	if (in_pipe[1] >= 0)
 		fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
 	size_t in_off = 0;
@@ -254,6 +259,7 @@ int run_command(struct child_process *cp)
 			}
 		}
 	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	out_pipe[0] = fds[0];
 	err_pipe[0] = fds[1];
 

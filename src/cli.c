@@ -1,0 +1,56 @@
+/*
+ * Helpers every subcommand shares: messages in the house format, help pages, and where the
+ * binary lives. Kept out of main.c so that the unit tests link them too.
+ */
+#include "cutegen.h"
+#include "embedded.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+const char *cutegen_libexec_dir(void)
+{
+	static char *dir;
+	if (!dir) {
+		const char *env = getenv("CUTEGEN_LIBEXEC");
+		dir = env ? xstrdup(env) : exe_dir();
+		if (!dir)
+			dir = xstrdup(".");
+	}
+	return dir;
+}
+
+int print_help_page(const char *name)
+{
+	char *path = xasprintf("docs/cli/%s.txt", name);
+	const struct embedded_file *f = embedded_find(path);
+	free(path);
+	if (!f)
+		return -1;
+	fwrite(f->data, 1, f->len, stdout);
+	return 0;
+}
+
