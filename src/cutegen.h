@@ -47,5 +47,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_docs(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 
 #endif

@@ -18,6 +18,8 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "task", cmd_task, "show or check one task spec" },
 	{ "build", cmd_build, "policy-check and compile one kernel with nvcc (cached)" },
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
+	{ "run", cmd_run, "generate, test and refine one CuTe kernel for a task, in stages" },
+	{ "resume", cmd_resume, "continue a killed or stopped run from its last complete node" },
 	{ "llm", cmd_llm, "send one prompt to the configured model and print the reply" },
 	{ "profile", cmd_profile, "profile a kernel with Nsight Compute and summarize its bottleneck" },
 	{ "docs", cmd_docs, "build and search the index of CuTe/CUTLASS headers, examples and notes" },

@@ -1,0 +1,121 @@
+/*
+ * The run store: one SQLite database per run directory (RUN_DIR/run.db) holding the run (task,
+ * configuration, budgets, status), every node the agent produced (one candidate kernel with its
+ * verdict, timings and costs), every model call, and content-addressed blobs (sources, compile
+ * logs, runner reports, prompts, feedback). docs/store.md documents the schema.
+ *
+ * Durability: WAL journal; each node (its blobs, its row, its model call, the run's counters) is
+ * written in one transaction, so a run killed at any point (SIGKILL included) leaves a database
+ * that opens and holds every node that completed. Not for: deciding anything (agent.c) or
+ * printing (cmd_*).
+ *
+ * Usage:
+ *   1. struct store *s = store_open(run_dir, STORE_CREATE, &err)  (STORE_EXISTING to resume);
+ *   2. a new run: store_run_begin(s, &run, &err); a resumed one: store_run_get(s, &run, &err);
+ *   3. per node: store_add_node(s, &node, &call, &err) (node->id is filled in);
+ *      store_nodes(s, &nodes, &n, &err) reads them back (for resume and reports);
+ *   4. store_run_finish(s, status, reason, best_node, &err); store_close(s).
+ * Every function returns 0 or -1 with a heap message in *err (the caller frees it).
+ */
+#ifndef CUTEGEN_STORE_H
+#define CUTEGEN_STORE_H
+
+#include <stddef.h>
+
+/* The schema this build writes; older databases are migrated on open, newer ones refused. */
+#define STORE_SCHEMA_VERSION 1
+
+enum { STORE_CREATE = 1, STORE_EXISTING = 2 };
+
+struct store;
+
+/* Opens RUN_DIR/run.db. STORE_CREATE makes the directory and a fresh database (refusing one
+ * that already holds a run); STORE_EXISTING requires one. Migrates older schemas. */
+struct store *store_open(const char *run_dir, int mode, char **err);
+void store_close(struct store *s);
+/* The database's path (owned by s). */
+const char *store_path(const struct store *s);
+/* The schema version of the open database (STORE_SCHEMA_VERSION after a successful open). */
+int store_schema_version(struct store *s);
+
+/* The run's one row. Strings are heap copies owned by the struct (store_run_release). */
+struct store_run {
+	char *task_name;
+	char *task_json;     /* canonical task (task_to_json) */
+	char *config_json;   /* the model configuration used (no keys) and the agent options */
+	char *budgets_json;  /* {"iters", "fix_attempts", "max_tokens_total", "max_cost", "max_wall"} */
+	char *status;        /* running | done | stopped | failed | interrupted */
+	char *stop_reason;   /* why it ended, in words; NULL while running */
+	char *cutegen_version;
+	double started, finished; /* unix seconds; finished 0 while running */
+	long best_node;      /* 0 = none yet */
+	int resumes;         /* how many times `cutegen resume` continued it */
+};
+
+void store_run_release(struct store_run *r);
+
+/* Writes the run row (status "running"). */
+int store_run_begin(struct store *s, const struct store_run *r, char **err);
+int store_run_get(struct store *s, struct store_run *out, char **err);
+/* Sets status "running" again, counts a resume, and replaces the budgets (NULL = keep). */
+int store_run_resumed(struct store *s, const char *budgets_json, char **err);
+int store_run_finish(struct store *s, const char *status, const char *stop_reason, long best_node,
+		     char **err);
+
+/*
+ * One node. For store_add_node the strings are read, not taken (NULL = none); for
+ * store_nodes they are heap copies freed by store_node_release (compile_log, report and
+ * prompt are not loaded back: their sha256 fields say where they are).
+ */
+struct store_node {
+	long id;             /* filled by store_add_node: 1, 2, ... */
+	int iteration;       /* 1-based count of nodes, as the budget counts them */
+	int stage;           /* stage index in the workload's stage machine */
+	int step;            /* optimization step within the run (a step = a change plus its fixes) */
+	int attempt;         /* 0 = the step's first try, 1.. = fix attempts */
+	long parent;         /* node whose source this one started from; 0 = none */
+	char *kind;          /* seed | generate | fix | optimize */
+	char *verdict;       /* pass, compile_error, policy, bad_reply, incorrect, ... */
+	char *outcome;       /* what the agent did with it: best, kept, slower, failed, ... */
+	char *message;       /* one line for humans: the verdict's gist */
+	char *change;        /* what the model said it changed (its "Change:" line), or NULL */
+	char *source;        /* the candidate (blob); NULL when the reply gave none */
+	char *feedback;      /* what the next prompt tells the model about this node (blob) */
+	char *compile_log;   /* (blob) */
+	char *report_json;   /* the runner report (blob) */
+	char *prompt;        /* the user prompt that produced it (blob) */
+	char source_sha[65], feedback_sha[65], compile_log_sha[65], report_sha[65], prompt_sha[65];
+	double llm_s, compile_s, eval_s, evaluator_s, profile_s, total_s;
+	double ms, speedup, roofline_fraction; /* < 0 = unknown */
+	long tokens_in, tokens_out;
+	double cost_usd;
+	double created;      /* unix seconds */
+};
+
+void store_node_release(struct store_node *n);
+
+/* One model call (for the llm_calls table); strings are read, not taken. */
+struct store_llm_call {
+	const char *request_json, *response_raw, *reply_text, *model, *stop, *error;
+	long in_tokens, out_tokens, cached_tokens;
+	double cost_usd, seconds;
+	int attempts;
+};
+
+/* Writes the node (id filled in), its blobs and its model call (call may be NULL) in one
+ * transaction. */
+int store_add_node(struct store *s, struct store_node *n, const struct store_llm_call *call,
+		   char **err);
+/* A model call that produced no node (the backend failed); node column NULL. */
+int store_add_call(struct store *s, const struct store_llm_call *call, char **err);
+/* Every node in id order; *out is a heap array freed with store_nodes_free. */
+int store_nodes(struct store *s, struct store_node **out, size_t *n, char **err);
+void store_nodes_free(struct store_node *nodes, size_t n);
+
+/* Stores content (once per sha256), writing its hex digest into sha. */
+int store_put_blob(struct store *s, const char *kind, const void *data, size_t len,
+		   char sha[65], char **err);
+/* A blob's content as a heap NUL-terminated string (*len its size), or NULL when absent. */
+char *store_get_blob(struct store *s, const char *sha, size_t *len);
+
+#endif

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# The agent loop end to end: the real cutegen binary, the real nvcc (tiny plain-CUDA kernels, so
+# the compiles stay fast on small CI machines), a scripted model (the `cmd` backend running
+# tests/data/loop/model.py, and the `replay` backend), and recorded runner reports standing in
+# for the GPU (--recorded-evals, keyed by the sha256 of each kernel's source).
+set -u
+: "${CUTEGEN:?}" "${REPO:?}"
+D="$REPO/tests/data/loop"
+T=$(mktemp -d)
+[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
+echo "{}" >"$CUTEGEN_CONFIG"
+unset OPENAI_API_KEY ANTHROPIC_API_KEY CUTEGEN_BACKEND CUTEGEN_LLM_CMD CUTEGEN_REPLAY CUTEGEN_RECORDED_EVALS
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+sql() { sqlite3 "$1/run.db" "$2"; }
+jq_() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    echo "ok - skipped: no nvcc"; exit 0
+fi
+
+# The kernels: each derived from the last by the edit a reply makes.
+cp "$D/k_bad.cu" "$T/k_bad.cu"
+sed 's/\t\ty\[i\] = clamp_positive(x\[i\]);/\t\ty[i] = x[i] > 0.0f ? x[i] : 0.0f;/' "$T/k_bad.cu" >"$T/k_good.cu"
+sed 's/const int threads = 256;/const int threads = 512;/' "$T/k_good.cu" >"$T/k_fast.cu"
+sed 's/const int threads = 512;/const int threads = 64;/' "$T/k_fast.cu" >"$T/k_slow.cu"
+sed 's/\tif (i < n)$/\tif (i < n - 7)/' "$T/k_fast.cu" >"$T/k_wrong.cu"
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+for k in good fast slow wrong; do
+    cmp -s "$T/k_$k.cu" "$T/k_bad.cu" && { bad "kernel k_$k differs from k_bad"; }
+done
+
+# Recorded evaluations with the verdicts we choose.
+R="$T/evals"; mkdir -p "$R"
+pass() { printf '{"verdict":"pass","message":"","metrics":{"ms":%s,"speedup_vs_baseline":%s,"roofline_fraction":%s},"runner_s":1.5}\n' "$2" "$3" "$4" >"$R/$(sha "$1").json"; }
+pass "$T/k_good.cu" 0.050 1.00 0.60
+pass "$T/k_fast.cu" 0.040 1.25 0.75
+pass "$T/k_slow.cu" 0.060 0.83 0.50
+cat >"$R/$(sha "$T/k_wrong.cu").json" <<'J'
+{"verdict":"incorrect","message":"7 of 4195328 elements wrong (7 never written) with 'uniform' inputs (seed 0)",
+ "checks":[{"dist":"uniform","seed":0,"when":"first","ok":false,"checked":4195328,"bad":7,"nan":0,"inf":0,"unwritten":7,
+   "max_err_over_tol":-1,"tolerance":{"eps_scale":0,"rtol":1e-5,"atol":1e-6},
+   "where":"7 of 4195328 elements wrong (7 never written) with 'uniform' inputs (seed 0); first at [1023, 4090]; errors only in rows 1023..1023 of 1024",
+   "samples":[{"index":[1023,4090],"got":"nan","want":0.25,"tol":1.2e-6}]}]}
+J
+
+fence() { printf 'Change: %s\n```cuda\n' "$1"; cat "$2"; printf '```\n'; }
+edit() { printf 'Change: %s\n<<<<<<< SEARCH\n%s\n=======\n%s\n>>>>>>> REPLACE\n' "$1" "$2" "$3"; }
+
+# ---- 1. compile error -> parsed feedback; unusable reply; edits; rollback; wrong result ----
+M="$T/m1"; mkdir -p "$M"
+fence "a first relu" "$T/k_bad.cu" >"$M/reply-1.txt"
+echo "The kernel looks right to me; nothing to change." >"$M/reply-2.txt"
+edit "define the clamp inline" $'\t\ty[i] = clamp_positive(x[i]);' $'\t\ty[i] = x[i] > 0.0f ? x[i] : 0.0f;' >"$M/reply-3.txt"
+edit "more threads per block" $'\tconst int threads = 256;' $'\tconst int threads = 512;' >"$M/reply-4.txt"
+edit "fewer threads per block" $'\tconst int threads = 512;' $'\tconst int threads = 64;' >"$M/reply-5.txt"
+edit "skip the guard on the tail" $'\tif (i < n)' $'\tif (i < n - 7)' >"$M/reply-6.txt"
+edit "an edit that does not apply" $'\tthis line is not in the kernel' $'\tnor this' >"$M/reply-7.txt"
+RUN="$T/run1"
+"$CUTEGEN" run "$D/relu_small.json" --llm-cmd "python3 $D/model.py $M" --recorded-evals "$R" \
+    --iters 7 --out "$RUN" --json >"$T/out1.json" 2>"$T/err1"
+rc=$?
+check "run exits 0 with a best kernel (rc $rc)" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || { cat "$T/err1"; cat "$T/out1.json"; }
+check "the run stopped on its iteration budget" '[ "$(jq_ "$T/out1.json" "d[\"stop\"]")" = iterations ]'
+check "seven nodes" '[ "$(sql "$RUN" "select count(*) from nodes")" = 7 ]'
+check "five real nvcc compiles, the rest cached or not compiled" '[ "$(jq_ "$T/out1.json" "d[\"compiles\"]")" = 5 ]'
+check "node 1 is a compile error" '[ "$(sql "$RUN" "select verdict from nodes where id=1")" = compile_error ]'
+check "the next prompt has the parsed error" 'grep -q "kernel.cu:8:10: error: identifier \"clamp_positive\" is undefined" "$M/prompt-2.txt"'
+check "the next prompt has the numbered source line" 'grep -q ">     8 | 		y\[i\] = clamp_positive(x\[i\]);" "$M/prompt-2.txt"'
+check "a reply with no code is a bad_reply node" '[ "$(sql "$RUN" "select verdict||\" \"||kind from nodes where id=2")" = "bad_reply fix" ]'
+check "the model hears its reply had no code block" 'grep -q "your reply had no code block" "$M/prompt-3.txt"'
+check "the search/replace fix compiles and passes" '[ "$(sql "$RUN" "select verdict||\" \"||outcome from nodes where id=3")" = "pass best" ]'
+check "the fixed kernel is exactly the edited source" '[ "$(sql "$RUN" "select source_sha from nodes where id=3")" = "$(sha "$T/k_good.cu")" ]'
+check "stage 1 starts after the first correct kernel" '[ "$(sql "$RUN" "select stage||kind from nodes where id=4")" = 1optimize ]'
+check "a faster step becomes the best" '[ "$(sql "$RUN" "select outcome from nodes where id=4")" = best ]'
+check "the optimize prompt shows the current kernel" 'grep -q "const int threads = 512;" "$M/prompt-5.txt"'
+check "a slower step is rolled back" '[ "$(sql "$RUN" "select outcome from nodes where id=5")" = slower ]'
+check "the model is told how much slower" 'grep -q "Your change made it 50% slower: 0.06 ms vs 0.04 ms for the best; it was rolled back" "$M/prompt-6.txt"'
+check "the rolled-back kernel is not what the next step edits" 'grep -q "const int threads = 512;" "$M/prompt-6.txt" && ! grep -q "threads = 64" "$M/prompt-6.txt"'
+check "a wrong result is a failed step" '[ "$(sql "$RUN" "select verdict||\" \"||outcome from nodes where id=6")" = "incorrect failed" ]'
+check "the fix prompt says where the errors are" 'grep -q "errors only in rows 1023..1023 of 1024" "$M/prompt-7.txt" && grep -q "\[1023, 4090\]: got NaN" "$M/prompt-7.txt"'
+check "an edit that does not apply is reported precisely" 'sql "$RUN" "select message from nodes where id=7" | grep -q "edit 1 did not apply: its SEARCH text (1 lines, starting \"this line is not in the kernel\") was not found"'
+check "best.cu is the fastest verified kernel" 'cmp -s "$RUN/best.cu" "$T/k_fast.cu"'
+check "every model call is stored" '[ "$(sql "$RUN" "select count(*) from llm_calls where node is not null")" = 7 ]'
+check "the run row is finished" '[ "$(sql "$RUN" "select status||\" \"||best_node||\" \"||nodes from runs")" = "stopped 4 7" ]'
+check "the summary reports the best" '[ "$(jq_ "$T/out1.json" "d[\"best\"][\"node\"], d[\"best\"][\"speedup\"]")" = "4 1.25" ]'
+
+# ---- 2. budgets: tokens (replay backend with usage) ----
+python3 - "$T/k_good.cu" >"$T/transcript.jsonl" <<'P'
+import json, sys
+k = open(sys.argv[1]).read()
+for i in range(3):
+    print(json.dumps({"reply": "Change: same again\n```cuda\n" + k + "```\n", "usage": {"in": 1000, "out": 500}}))
+P
+"$CUTEGEN" run "$D/relu_small.json" --replay "$T/transcript.jsonl" --recorded-evals "$R" \
+    --max-tokens-total 2000 --out "$T/run2" --json >"$T/out2.json" 2>"$T/err2"
+rc=$?
+check "token budget: stops after 2 nodes (rc $rc)" '[ $rc -eq 0 ] && [ "$(jq_ "$T/out2.json" "d[\"stop\"], d[\"nodes\"], d[\"tokens_in\"]+d[\"tokens_out\"]")" = "tokens 2 3000" ]'
+check "token budget: the message says which budget" 'jq_ "$T/out2.json" "d[\"stop_reason\"]" | grep -q "token budget ran out (3000 of 2000 tokens)"'
+check "a pass as fast as the best is kept" '[ "$(sql "$T/run2" "select outcome from nodes where id=2")" = kept ]'
+check "no recompiles of a known kernel" '[ "$(jq_ "$T/out2.json" "d[\"compiles\"]")" = 0 ]'
+
+# ---- 3. no model configured ----
+"$CUTEGEN" run "$D/relu_small.json" --out "$T/run3" >"$T/out3" 2>"$T/err3"
+rc=$?
+check "no model: exit 4 (rc $rc)" '[ $rc -eq 4 ]'
+check "no model: says so" 'grep -q "error: no model configured: set OPENAI_API_KEY / ANTHROPIC_API_KEY" "$T/err3"'
+"$CUTEGEN" run "$D/relu_small.json" --seed-kernel "$T/k_good.cu" --recorded-evals "$R" --out "$T/run3b" --json >"$T/out3b.json" 2>"$T/err3b"
+rc=$?
+check "no model with a seed: judges the seed only (rc $rc)" '[ $rc -eq 0 ] && [ "$(jq_ "$T/out3b.json" "d[\"stop\"], d[\"nodes\"], d[\"best\"][\"node\"]")" = "no_model 1 1" ]'
+
+# ---- 4. a missing recorded evaluation is a clear error ----
+M4="$T/m4"; mkdir -p "$M4"
+fence "relu, with another comment" <(sed 's/first try/another try/' "$T/k_good.cu") >"$M4/reply-1.txt"
+"$CUTEGEN" run "$D/relu_small.json" --llm-cmd "python3 $D/model.py $M4" --recorded-evals "$R" --out "$T/run4" >/dev/null 2>"$T/err4"
+rc=$?
+check "missing recorded evaluation: exit 4 (rc $rc)" '[ $rc -eq 4 ] && grep -q "no recorded evaluation for this kernel" "$T/err4"'
+
+# ---- 5. kill -9 mid-run, then resume ----
+M5="$T/m5"; mkdir -p "$M5"
+fence "a relu" "$T/k_good.cu" >"$M5/reply-1.txt"
+echo SLEEP >"$M5/reply-2.txt"
+edit "more threads per block" $'\tconst int threads = 256;' $'\tconst int threads = 512;' >"$M5/reply-3.txt"
+RUN5="$T/run5"
+"$CUTEGEN" run "$D/relu_small.json" --llm-cmd "python3 $D/model.py $M5" --recorded-evals "$R" \
+    --iters 2 --out "$RUN5" --quiet >/dev/null 2>"$T/err5" &
+pid=$!
+for _ in $(seq 1 100); do [ -s "$M5/pid" ] && break; sleep 0.2; done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+[ -s "$M5/pid" ] && kill -9 "$(cat "$M5/pid")" 2>/dev/null
+check "killed run: the database opens and is intact" '[ "$(sql "$RUN5" "pragma integrity_check")" = ok ]'
+check "killed run: one complete node, still running" '[ "$(sql "$RUN5" "select nodes||\" \"||status from runs")" = "1 running" ]'
+"$CUTEGEN" resume "$RUN5" --json >"$T/out5.json" 2>"$T/err5r"
+rc=$?
+check "resume exits 0 (rc $rc)" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$T/err5r"
+check "resume continues the node count" '[ "$(sql "$RUN5" "select group_concat(id||\":\"||iteration||\":\"||kind, \" \") from nodes")" = "1:1:generate 2:2:optimize" ]'
+check "resume carried the iteration budget over" '[ "$(jq_ "$T/out5.json" "d[\"stop\"], d[\"nodes\"]")" = "iterations 2" ]'
+check "resume picked up the best kernel" '[ "$(sql "$RUN5" "select outcome from nodes where id=2")" = best ] && cmp -s "$RUN5/best.cu" "$T/k_fast.cu"'
+check "resume is counted" '[ "$(sql "$RUN5" "select resumes||\" \"||status from runs")" = "1 stopped" ]'
+
+[ $fails -eq 0 ]
