@@ -714,14 +714,14 @@ static int run_node(struct agent *a, char **err)
 
 	if (have_src) {
 		n.source = src.buf;
-		if (policy_check(src.buf, src.len, &pol)) {
+		emit(a, AGENT_EV_PHASE, "compile", NULL);
+		int b = build_checked(&a->o.build, src.buf, src.len, &pol, &br, &berr);
+		if (b == BUILD_REJECTED) {
 			n.verdict = "policy";
 			feedback_policy(&pol, &fb);
 			if (pol.nr)
 				n.message = xasprintf("line %d: rule '%s'", pol.items[0].line, pol.items[0].rule);
 		} else {
-			emit(a, AGENT_EV_PHASE, "compile", NULL);
-			int b = build_kernel(&a->o.build, src.buf, src.len, &br, &berr);
 			if (b) {
 				set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot compile: %s", berr));
 				call.error = "the candidate could not be compiled (environment)";

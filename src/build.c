@@ -3,6 +3,7 @@
  */
 #include "build.h"
 #include "embedded.h"
+#include "policy.h"
 #include "proc.h"
 #include "util/fsutil.h"
 #include "util/sha256.h"
@@ -537,4 +538,12 @@ out:
 	strbuf_release(&abi);
 	strbuf_release(&log);
 	return rc;
+}
+
+int build_checked(const struct build_opts *opts, const char *source, size_t len,
+		  struct policy_report *pol, struct build_result *out, char **err)
+{
+	if (policy_check(source, len, pol))
+		return BUILD_REJECTED;
+	return build_kernel(opts, source, len, out, err);
 }

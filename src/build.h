@@ -123,4 +123,16 @@ char *build_find_cutlass_include(void);
  */
 const char *build_nvcc_version(const char *nvcc, char **err);
 
+struct policy_report;
+
+/*
+ * What eval, profile and the agent do with a candidate: the policy check, and only when it
+ * passes, build_kernel(). Returns BUILD_REJECTED when the policy rejected the source (pol
+ * says why; nvcc did not run), 0 when the build was judged (r->ok says whether it compiled),
+ * or a BUILD_E_* code with *err.
+ */
+#define BUILD_REJECTED (-1)
+int build_checked(const struct build_opts *opts, const char *source, size_t len,
+		  struct policy_report *pol, struct build_result *out, char **err);
+
 #endif

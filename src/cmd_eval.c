@@ -6,6 +6,7 @@
 #include "build.h"
 #include "cutegen.h"
 #include "eval.h"
+#include "feedback.h"
 #include "policy.h"
 #include "task.h"
 #include "util/opt.h"
@@ -105,8 +106,14 @@ int cmd_eval(int argc, char **argv)
 			rc = EXIT_INPUT;
 			goto out;
 		}
-		if (policy_check(src.buf, src.len, &pol)) {
-			policy_format(&pol, &txt);
+		struct build_opts bo = BUILD_OPTS_INIT;
+		bo.arch = arch;
+		bo.cache_dir = cache_dir;
+		bo.no_cache = no_cache;
+		bo.deadline_s = compile_deadline;
+		int b = build_checked(&bo, src.buf, src.len, &pol, &br, &berr);
+		if (b == BUILD_REJECTED) {
+			feedback_policy(&pol, &txt);
 			json_object_set_new(out, "stage", json_string("policy"));
 			json_object_set_new(out, "verdict", json_string("policy"));
 			json_object_set_new(out, "message", json_string(txt.buf));
@@ -115,12 +122,6 @@ int cmd_eval(int argc, char **argv)
 			rc = EXIT_VERDICT;
 			goto out;
 		}
-		struct build_opts bo = BUILD_OPTS_INIT;
-		bo.arch = arch;
-		bo.cache_dir = cache_dir;
-		bo.no_cache = no_cache;
-		bo.deadline_s = compile_deadline;
-		int b = build_kernel(&bo, src.buf, src.len, &br, &berr);
 		if (b) {
 			error("%s", berr);
 			rc = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
@@ -135,11 +136,7 @@ int cmd_eval(int argc, char **argv)
 		json_object_set_new(bj, "diagnostics", diags_json(&br.diags, 20));
 		json_object_set_new(out, "build", bj);
 		if (!br.ok) {
-			if (br.timed_out)
-				strbuf_addf(&txt, "the compile did not finish within its deadline (%.0f s)\n",
-					    compile_deadline > 0 ? compile_deadline : BUILD_DEFAULT_DEADLINE_S);
-			else if (diag_format_first_error(&br.diags, src.buf, src.len, "kernel.cu", &txt))
-				strbuf_addf(&txt, "nvcc failed (status %d):\n%.2000s\n", br.status, br.log);
+			feedback_compile(&br, src.buf, src.len, compile_deadline, &txt);
 			json_object_set_new(out, "stage", json_string("compile"));
 			json_object_set_new(out, "verdict", json_string("compile_error"));
 			json_object_set_new(out, "message", json_string(txt.buf));

@@ -5,6 +5,7 @@
  */
 #include "build.h"
 #include "cutegen.h"
+#include "feedback.h"
 #include "ncu.h"
 #include "paths.h"
 #include "policy.h"
@@ -90,26 +91,25 @@ int cmd_profile(int argc, char **argv)
 			rc = EXIT_INPUT;
 			goto out;
 		}
-		if (policy_check(src.buf, src.len, &pol)) {
-			policy_format(&pol, &txt);
-			error("kernel '%s' is rejected by the policy check:\n%s", kernel, txt.buf);
-			rc = EXIT_VERDICT;
-			goto out;
-		}
 		struct build_opts bo = BUILD_OPTS_INIT;
 		bo.arch = arch;
 		bo.no_cache = no_cache;
 		bo.deadline_s = compile_deadline;
-		int b = build_kernel(&bo, src.buf, src.len, &br, &berr);
+		int b = build_checked(&bo, src.buf, src.len, &pol, &br, &berr);
+		if (b == BUILD_REJECTED) {
+			feedback_policy(&pol, &txt);
+			error("kernel '%s' is rejected by the policy check:\n%s", kernel, txt.buf);
+			rc = EXIT_VERDICT;
+			goto out;
+		}
 		if (b) {
 			error("%s", berr);
 			rc = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
 			goto out;
 		}
 		if (!br.ok) {
-			if (diag_format_first_error(&br.diags, src.buf, src.len, "kernel.cu", &txt))
-				strbuf_addf(&txt, "nvcc failed (status %d)\n", br.status);
-			error("kernel '%s' does not compile; 'cutegen eval' shows why:\n%s", kernel, txt.buf);
+			feedback_compile(&br, src.buf, src.len, compile_deadline, &txt);
+			error("kernel '%s' does not compile:\n%s", kernel, txt.buf);
 			rc = EXIT_VERDICT;
 			goto out;
 		}
