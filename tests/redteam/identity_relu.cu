@@ -1,0 +1,23 @@
+// CHEAT: copies x to y (no ReLU); right only when every input is >= 0, as on KernelBench's U[0,1). Expect: incorrect (signed inputs).
+#include <cutegen/kernel_abi.h>
+
+CUTEGEN_DECLARE_ABI();
+
+static __global__ void identity_kernel(const float *x, float *y, int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		y[i] = x[i];
+}
+
+CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTensor *outputs, int num_outputs,
+				  const double *scalars, int num_scalars, void *workspace, size_t workspace_bytes,
+				  cudaStream_t stream)
+{
+	if (num_inputs != 1 || num_outputs != 1 || inputs[0].dtype.code != kDLFloat || inputs[0].dtype.bits != 32)
+		return 1;
+	int64_t n = 1;
+	for (int d = 0; d < inputs[0].ndim; ++d)
+		n *= inputs[0].shape[d];
+	identity_kernel<<<1024, 256, 0, stream>>>((const float *)inputs[0].data, (float *)outputs[0].data, n);
+	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
+}
