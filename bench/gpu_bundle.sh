@@ -7,15 +7,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> "$(git rev-parse --git-common-dir)/info/exclude"
 make -j2 all
-mkdir -p .gpu/lib .gpu/cache
+mkdir -p .gpu/lib .gpu/cache .gpu/include/dlpack
+cp /usr/include/dlpack/dlpack.h .gpu/include/dlpack/   # candidates include it; the GPU image may lack it
 skip='libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|ld-linux|libcuda\.so|libcublas|libcudart|libstdc\+\+|libgcc_s'
 for b in build/cutegen build/cutegen-runner; do
     ldd "$b" | awk '/=> \//{print $3}'
 done | sort -u | grep -Ev "$skip" | while read -r lib; do cp -L "$lib" .gpu/lib/; done
-for k in kernels/*.cu tests/redteam/*.cu; do
+for k in kernels/*.cu tests/redteam/*.cu bench/loop/*.cu; do
     [ -f "$k" ] || continue
     if ! build/cutegen build "$k" --cache-dir .gpu/cache >/dev/null 2>&1; then
         echo "gpu_bundle: $k does not build (expected for policy red-team kernels)"
     fi
 done
 du -sh .gpu build third_party
+# one compressed file travels (the device call's carry limit is 64 MiB; headers compress well)
+tar -czf .gpu/bundle.tar.gz build/cutegen build/cutegen-runner third_party/cutlass/include \
+    third_party/cutlass/VERSION .gpu/lib .gpu/cache .gpu/include
+ls -la .gpu/bundle.tar.gz

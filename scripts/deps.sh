@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
-have_hdr() { [ -e "/usr/include/$1" ]; }
+have_hdr() { [ -e "/usr/include/$1" ] || compgen -G "/usr/include/*/$1" >/dev/null; }
 have_hdr curl/curl.h     || need_pkgs+=(libcurl4-openssl-dev)
 have_hdr sqlite3.h       || need_pkgs+=(libsqlite3-dev)
 have_hdr jansson.h       || need_pkgs+=(libjansson-dev)

@@ -334,6 +334,19 @@ static char *read_small(const char *path)
 	return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * Whether a failed compile's diagnostics point into a file: an error in the source or a
+ * header is a fact about the source, worth caching; "nvcc fatal: could not open output
+ * file" is a fact about this machine at this moment, and is not.
+ */
+static int says_something_of_source(const struct diag_list *dl)
+{
+	for (size_t i = 0; i < dl->nr; i++)
+		if (dl->items[i].severity >= DIAG_ERROR && dl->items[i].file && dl->items[i].line > 0)
+			return 1;
+	return 0;
+}
+
 int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 		 struct build_result *out, char **err)
 {
@@ -395,10 +408,13 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 			rc = BUILD_E_IO;
 			goto out;
 		}
+		/* absolute, since nvcc runs inside the scratch directory */
 		char *abs = realpath(cache_dir, NULL);
 		if (abs) {
 			free(cache_dir);
 			cache_dir = abs;
+			free(tmp_root);
+			tmp_root = xasprintf("%s/tmp", cache_dir);
 		}
 	}
 
@@ -489,7 +505,8 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	out->log = strbuf_detach(&log, &out->log_len);
 	diag_parse(out->log, out->log_len, &out->diags);
 
-	int cacheable = cache_dir && !cp.timed_out && !cp.signaled;
+	int cacheable = cache_dir && !cp.timed_out && !cp.signaled &&
+			(out->ok || says_something_of_source(&out->diags));
 	if (!cache_dir) {
 		out->dir = xstrdup(work);
 	} else if (cacheable) {

@@ -49,7 +49,7 @@ if [ -f tests/redteam/manifest.json ]; then
     while read -r file task expect; do
         name=$(basename "$file" .cu)
         case "$task" in kb1/*|hopper/*) t=$task ;; *) t="tests/redteam/$task"; [ -f "$t" ] || t=$task ;; esac
-        "$CG" eval "tests/redteam/$file" --task "$t" --json --deadline 60 >"$OUT/rt_$name.json" 2>"$OUT/rt_$name.err"
+        "$CG" eval "tests/redteam/$file" --task "$t" --json --deadline 20 >"$OUT/rt_$name.json" 2>"$OUT/rt_$name.err"
         v=$(verdict_of "$OUT/rt_$name.json")
         if matches "$expect" "$v"; then echo "ok - red team $file: $v"; else echo "not ok - red team $file: expected $expect, got $v"; fi
     done >"$OUT/redteam.log"
