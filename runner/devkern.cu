@@ -476,3 +476,42 @@ extern "C" int dk_flush_l2(void *buf, size_t bytes, void *stream)
 	v ^= 1;
 	return (int)cudaMemsetAsync(buf, v, bytes, (cudaStream_t)stream);
 }
+
+__global__ void gate_kernel(volatile int *flag, long long max_cycles)
+{
+	long long t0 = clock64();
+	while (*flag == 0 && clock64() - t0 < max_cycles)
+		__nanosleep(1000);
+}
+
+extern "C" int dk_gate(volatile int *host_flag, double timeout_s, void *stream)
+{
+	int *dflag = NULL;
+	cudaError_t e = cudaHostGetDevicePointer((void **)&dflag, (void *)host_flag, 0);
+	if (e)
+		return (int)e;
+	/* clock64 counts SM cycles: 2 GHz is an upper bound on today's clocks */
+	gate_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(dflag, (long long)(timeout_s * 2e9));
+	return (int)cudaGetLastError();
+}
+
+__global__ void written_kernel(const void *p, int dtype, int64_t n, unsigned long long *count)
+{
+	unsigned long long local = 0;
+	GRID_STRIDE(i, n) local += !is_poison(p, dtype, i);
+	if (local)
+		atomicAdd(count, local);
+}
+
+extern "C" int dk_count_written(const void *ptr, int dtype, int64_t numel, unsigned long long *count,
+				void *scratch, void *stream)
+{
+	cudaStream_t s = (cudaStream_t)stream;
+	unsigned long long *d = (unsigned long long *)scratch;
+	cudaMemsetAsync(d, 0, sizeof(*d), s);
+	written_kernel<<<grid_for(numel), 256, 0, s>>>(ptr, dtype, numel, d);
+	cudaError_t e = cudaMemcpyAsync(count, d, sizeof(*d), cudaMemcpyDeviceToHost, s);
+	if (!e)
+		e = cudaStreamSynchronize(s);
+	return (int)e;
+}

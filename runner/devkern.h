@@ -95,6 +95,16 @@ int dk_softmax_rowstats(double *rowstat, const void *x, int dtype, int64_t rows,
 			void *stream);
 int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, void *scratch, void *stream);
 
+/*
+ * A gate on a stream: a one-thread kernel that spins until the host writes nonzero into
+ * *host_flag (pinned, mapped), or ~timeout_s passes. Work queued behind it on that stream
+ * cannot start before the host opens it; work launched on any other stream can.
+ */
+int dk_gate(volatile int *host_flag, double timeout_s, void *stream);
+/* Counts output elements that no longer hold the poison (*count on the host); synchronizes. */
+int dk_count_written(const void *ptr, int dtype, int64_t numel, unsigned long long *count,
+		     void *scratch, void *stream);
+
 /* Writes `bytes` of a buffer larger than L2, so the next kernel starts from a cold cache. */
 int dk_flush_l2(void *buf, size_t bytes, void *stream);
 

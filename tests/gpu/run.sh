@@ -16,7 +16,7 @@ verdict_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).g
 # expected verdict classes of the manifest -> verdicts that satisfy them
 matches() {
     case "$1:$2" in
-        incorrect:incorrect|incorrect:stale_output|incorrect:precision) return 0 ;;
+        incorrect:incorrect|incorrect:stale_output|incorrect:precision|incorrect:inputs_modified) return 0 ;;
         policy:policy) return 0 ;;
         precision:precision) return 0 ;;
         timeout:timeout) return 0 ;;

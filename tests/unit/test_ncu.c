@@ -271,3 +271,26 @@ TEST(ncu_failure_detection)
 	CHECK_STR(ncu_status_name(NCU_E_PERMISSION), "permission");
 	strbuf_release(&names);
 }
+
+/* A real capture from the H200 (bench/gpu_session.sh profile): the summary's numbers are the
+ * ones ncu itself reported for the fp32 SGEMM example at 4096^3. */
+TEST(ncu_h200_capture_summary_matches_ncu)
+{
+	struct ncu_report rep = NCU_REPORT_INIT;
+	CHECK_INT(parse_file("h200_gemm_fp32_sm80.csv", &rep), 0);
+	CHECK_INT(rep.nr, 1);
+	struct ncu_summary s;
+	struct strbuf out = STRBUF_INIT;
+	ncu_summarize(&rep, &s, &out);
+	CHECK_INT(s.bound, NCU_BOUND_COMPUTE);
+	CHECK(fabs(s.sm_pct - 83.76) < 0.01);              /* sm__throughput...pct_of_peak */
+	CHECK(fabs(s.dram_pct - 4.92) < 0.01);             /* dram__throughput...pct_of_peak */
+	CHECK(fabs(s.total_ns - 2876064) < 1);             /* gpu__time_duration.sum */
+	CHECK(fabs(s.regs - 128) < 0.5);                   /* launch__registers_per_thread */
+	CHECK(fabs(s.occ_pct - 23.85) < 0.01);             /* sm__warps_active...pct_of_peak */
+	CHECK_HAS(out.buf, "compute-bound");
+	CHECK_HAS(out.buf, "128 registers/thread");
+	CHECK_HAS(out.buf, "limited by registers");
+	strbuf_release(&out);
+	ncu_report_release(&rep);
+}
