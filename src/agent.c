@@ -768,6 +768,16 @@ static int run_node(struct agent *a, char **err)
 			goto out;
 		}
 		a->totals.evals++;
+		if (!strcmp(er.verdict, "no_device")) {
+			/* not the kernel's fault: no later node can do better here */
+			set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", er.message));
+			call.error = "the candidate could not be evaluated (no GPU)";
+			char *serr = NULL;
+			if (store_add_call(a->store, &call, &serr))
+				free(serr);
+			rc = 0;
+			goto out;
+		}
 		n.evaluator_s = er.wall_s;
 		if (a->o.record_evals && !a->o.recorded_evals)
 			record_eval(a, src.buf, &er);
