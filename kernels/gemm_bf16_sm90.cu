@@ -2,12 +2,13 @@
  * bf16 GEMM on Hopper, C = alpha * A @ B, for the cutegen kernel contract (docs/kernel-abi.md).
  * Row-major A [M,K] and B [K,N] in bf16, C [M,N] in bf16, products accumulated in fp32
  * (the `bf16` precision contract). After examples/cute/tutorial/hopper/wgmma_tma_sm90.cu:
- *   - 128x256x64 CTA tile, two warpgroups (256 threads), each a 64x256x16 WGMMA per
- *     instruction (SM90 GMMA, both operands from shared memory), fp32 accumulators;
- *   - TMA loads into a 4-stage shared-memory ring (192 KB), with one transaction mbarrier
- *     per stage (TMA -> MMA: "full") and one arrival mbarrier per stage (MMA -> TMA:
- *     "empty"); one WGMMA batch stays in flight while the previous stage is released and
- *     refilled by one elected thread (no warp specialization);
+ *   - 128x256x64 CTA tile; warp-specialized: one producer warpgroup (40 registers) whose
+ *     first thread issues the TMA loads, and two MMA warpgroups (232 registers), each a
+ *     64x256x16 WGMMA per instruction (SM90 GMMA, both operands from shared memory), fp32
+ *     accumulators;
+ *   - a 4-stage shared-memory ring (192 KB), with one transaction mbarrier per stage
+ *     (TMA -> MMA: "full") and one arrival mbarrier per stage (MMA -> TMA: "empty"); one
+ *     WGMMA batch stays in flight while the previous stage is released;
  *   - layouts: A is K-major as stored (128-byte-swizzled K-major smem atoms). B is stored
  *     [K,N] row-major, i.e. N-major ("MN-major") for the (N,K) operand; WGMMA reads 16-bit
  *     MN-major operands directly (the descriptor's transpose bit), so B is loaded by TMA as
@@ -16,14 +17,16 @@
  *     the K residue), and the epilogue stores through an identity-tensor predicate.
  * Restrictions (nonzero return): 2-D only; K and N multiples of 8 (TMA needs 16-byte row
  * strides); bf16 in and out.
- * Measured on H200: 314 TFLOP/s at 4096^3, 350 at 8192^3 (cuBLAS: 815). What is missing for
- * cuBLAS speed: a producer warp with setmaxnreg (warp specialization), two consumer
- * warpgroups ping-ponging, 2-CTA clusters with TMA multicast, a TMA-store epilogue.
+ * Measured on H200: 413 TFLOP/s at 4096^3, 480 at 8192^3 (cuBLAS: 815; the same kernel
+ * without warp specialization: 309 / 347). What is missing for cuBLAS speed: two MMA
+ * warpgroups ping-ponging on separate tiles (epilogue overlapped with MMAs), persistent
+ * tile scheduling, 2-CTA clusters with TMA multicast, a TMA-store epilogue.
  */
 #include <cutegen/kernel_abi.h>
 
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
 
 CUTEGEN_DECLARE_ABI();
 
@@ -43,7 +46,7 @@ template <class ProblemShape, class CtaTiler,
 	  class TA, class SmemLayoutA, class TmaA,
 	  class TB, class SmemLayoutB, class TmaB,
 	  class TC, class CStride, class TiledMma, class Alpha>
-__global__ static __launch_bounds__(decltype(size(TiledMma{}))::value)
+__global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, 1)
 void gemm_device(ProblemShape shape_MNK, CtaTiler cta_tiler,
 		 TA const *A, __grid_constant__ TmaA const tma_a,
 		 TB const *B, __grid_constant__ TmaB const tma_b,
@@ -102,10 +105,9 @@ void gemm_device(ProblemShape shape_MNK, CtaTiler cta_tiler,
 
 	constexpr int K_PIPE_MAX = decltype(size<1>(tAsA))::value;
 	int k_tiles = size<1>(tAgA);
-	int warp_idx = cutlass::canonical_warp_idx_sync();
-	bool producer = warp_idx == 0 && cute::elect_one_sync();
+	int warp_group = threadIdx.x / 128;
 
-	if (producer) {
+	if (threadIdx.x == 0) {
 		CUTE_UNROLL
 		for (int p = 0; p < K_PIPE_MAX; ++p) {
 			FullBarrier::init(&smem.full_barrier[p], 1);
@@ -115,20 +117,32 @@ void gemm_device(ProblemShape shape_MNK, CtaTiler cta_tiler,
 	}
 	__syncthreads();
 
-	// Prologue: fill the ring.
-	int k_tile_next = 0;
-	if (producer) {
-		for (int p = 0; p < K_PIPE_MAX && k_tile_next < k_tiles; ++p, ++k_tile_next) {
-			FullBarrier::arrive_and_expect_tx(&smem.full_barrier[p], kTmaBytes);
-			copy(tma_a.with(smem.full_barrier[p]), tAgA(_,k_tile_next), tAsA(_,p));
-			copy(tma_b.with(smem.full_barrier[p]), tBgB(_,k_tile_next), tBsB(_,p));
+	//
+	// Producer warpgroup: one thread streams k-tiles into the ring with TMA
+	//
+	if (warp_group == 0) {
+		cutlass::arch::warpgroup_reg_dealloc<40>();
+		if (threadIdx.x == 0) {
+			for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+				int pipe = k_tile % K_PIPE_MAX;
+				uint32_t use = k_tile / K_PIPE_MAX;
+				if (use > 0)  // wait until the MMAs have released this stage's last use
+					EmptyBarrier::wait(&smem.empty_barrier[pipe], (use - 1) & 1);
+				FullBarrier::arrive_and_expect_tx(&smem.full_barrier[pipe], kTmaBytes);
+				copy(tma_a.with(smem.full_barrier[pipe]), tAgA(_,k_tile), tAsA(_,pipe));
+				copy(tma_b.with(smem.full_barrier[pipe]), tBgB(_,k_tile), tBsB(_,pipe));
+			}
 		}
+		return;
 	}
+	cutlass::arch::warpgroup_reg_alloc<232>();
 
 	//
-	// MMA partition: the "fragments" of A and B are shared-memory descriptors
+	// MMA partition (consumer warpgroups): the "fragments" of A and B are shared-memory
+	// descriptors
 	//
-	ThrMMA thr_mma = mma.get_thread_slice(threadIdx.x);
+	int mma_thread = threadIdx.x - 128;
+	ThrMMA thr_mma = mma.get_thread_slice(mma_thread);
 	Tensor tCsA = thr_mma.partition_A(sA);                               // (MMA,MMA_M,MMA_K,PIPE)
 	Tensor tCsB = thr_mma.partition_B(sB);                               // (MMA,MMA_N,MMA_K,PIPE)
 	Tensor tCgC = thr_mma.partition_C(gC);                               // (MMA,MMA_M,MMA_N)
@@ -139,36 +153,18 @@ void gemm_device(ProblemShape shape_MNK, CtaTiler cta_tiler,
 
 	//
 	// Main loop: wait for stage p, issue its MMAs, and once the previous stage's MMAs have
-	// retired (one batch stays in flight), release that stage and refill it
+	// retired (one batch stays in flight) release that stage to the producer
 	//
-	int read_pipe = 0;
-	uint32_t read_phase = 0;
-	int prev_pipe = 0;
-	uint32_t prev_phase = 0;
 	CUTE_NO_UNROLL
 	for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
-		FullBarrier::wait(&smem.full_barrier[read_pipe], read_phase);
+		int pipe = k_tile % K_PIPE_MAX;
+		FullBarrier::wait(&smem.full_barrier[pipe], (k_tile / K_PIPE_MAX) & 1);
 		warpgroup_arrive();
-		gemm(mma, tCrA(_,_,_,read_pipe), tCrB(_,_,_,read_pipe), tCrC);
+		gemm(mma, tCrA(_,_,_,pipe), tCrB(_,_,_,pipe), tCrC);
 		warpgroup_commit_batch();
 		warpgroup_wait<1>();  // the MMAs of tile k_tile-1 are done
-
-		if (k_tile > 0) {
-			EmptyBarrier::arrive(&smem.empty_barrier[prev_pipe]);
-			if (producer && k_tile_next < k_tiles) {
-				EmptyBarrier::wait(&smem.empty_barrier[prev_pipe], prev_phase);
-				FullBarrier::arrive_and_expect_tx(&smem.full_barrier[prev_pipe], kTmaBytes);
-				copy(tma_a.with(smem.full_barrier[prev_pipe]), tAgA(_,k_tile_next), tAsA(_,prev_pipe));
-				copy(tma_b.with(smem.full_barrier[prev_pipe]), tBgB(_,k_tile_next), tBsB(_,prev_pipe));
-				++k_tile_next;
-			}
-		}
-		prev_pipe = read_pipe;
-		prev_phase = read_phase;
-		if (++read_pipe == K_PIPE_MAX) {
-			read_pipe = 0;
-			read_phase ^= 1;
-		}
+		if (k_tile > 0)
+			EmptyBarrier::arrive(&smem.empty_barrier[(k_tile - 1) % K_PIPE_MAX]);
 	}
 	warpgroup_wait<0>();
 
@@ -187,7 +183,8 @@ void gemm_device(ProblemShape shape_MNK, CtaTiler cta_tiler,
 
 /*
  * The configuration: tile, stages, smem atoms, MMA atom and TMA atoms, in one place.
- * (128x128 tiles with 64x128 atoms: 294 / 325 TFLOP/s.)
+ * (Before warp specialization, 128x128 tiles with 64x128 atoms gave 294 / 325 TFLOP/s
+ * against 314 / 350 for 128x256.)
  */
 int gemm_bf16_rr(int M, int N, int K, float alpha, bfloat16_t const *A, bfloat16_t const *B,
 		 bfloat16_t *C, cudaStream_t stream)
@@ -226,7 +223,7 @@ int gemm_bf16_rr(int M, int N, int K, float alpha, bfloat16_t const *A, bfloat16
 	if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size) !=
 	    cudaSuccess)
 		return 3;
-	dim3 block(size(tiled_mma));
+	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
 	dim3 grid(size(ceil_div(M, bM)), size(ceil_div(N, bN)));
 	kernel<<<grid, block, smem_size, stream>>>(prob_shape, cta_tiler, A, tmaA, B, tmaB, C, dC,
 						   tiled_mma, alpha);
