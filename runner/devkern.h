@@ -101,9 +101,13 @@ int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, void *scrat
  * cannot start before the host opens it; work launched on any other stream can.
  */
 int dk_gate(volatile int *host_flag, double timeout_s, void *stream);
-/* Counts output elements that no longer hold the poison (*count on the host); synchronizes. */
-int dk_count_written(const void *ptr, int dtype, int64_t numel, unsigned long long *count,
-		     void *scratch, void *stream);
+/* Counts output elements that no longer hold the poison into *count, which must be pinned
+ * host memory; asynchronous (poll the stream). */
+int dk_count_written_async(const void *ptr, int dtype, int64_t numel, unsigned long long *count,
+			   void *scratch, void *stream);
+/* Loads the runner's own kernels now: with lazy module loading, the first launch of a kernel
+ * waits for kernels already running, which would deadlock behind a closed gate. */
+int dk_preload(void);
 
 /* Writes `bytes` of a buffer larger than L2, so the next kernel starts from a cold cache. */
 int dk_flush_l2(void *buf, size_t bytes, void *stream);
