@@ -400,7 +400,7 @@ void llm_describe_backends(const struct llm_config *cfg, struct strbuf *out)
 	llm_config_copy(&chosen, cfg);
 	if (llm_config_resolve(&chosen, &err) == LLM_OK)
 		strbuf_addf(out, "  default: %s%s\n", chosen.backend,
-			    llm_configured(cfg) ? "" : " (not configured: cutegen run uses the builtin agent)");
+			    llm_configured(cfg) ? "" : " (not configured: cutegen run needs one of the backends below)");
 	else
 		strbuf_addf(out, "  default: none (%s)\n", err);
 	free(err);
