@@ -12,6 +12,7 @@
 #include "proc.h"
 #include "policy.h"
 #include "profile.h"
+#include "rag.h"
 #include "prompt.h"
 #include "reply.h"
 #include "stages.h"
@@ -62,6 +63,10 @@ struct agent {
 	char *profile;
 	long profiled_node;
 	int profile_unavailable;
+
+	/* retrieval of CuTe documentation (docs/cute, headers, examples) */
+	struct rag *rag;
+	int rag_unavailable;
 
 	struct agent_totals totals;
 	enum agent_stop stop;
@@ -377,6 +382,8 @@ void agent_free(struct agent *a)
 	free(a->best_so);
 	free(a->feedback);
 	free(a->profile);
+	if (a->rag)
+		rag_close(a->rag);
 	free(a->stop_msg);
 	free(a);
 }
@@ -582,11 +589,46 @@ static void status_line(struct strbuf *sb, const char *label, double ms, double 
 	fmt_metrics(sb, ms, speedup, roof);
 }
 
+/*
+ * Retrieved CuTe documentation for the next prompt: the stage's topic, and the CuTe/CUTLASS
+ * names in the latest compile error (for an error inside make_tiled_copy, its declaration
+ * and an example of its use). The index is built on first use; when it cannot be, the run
+ * says so once and goes on without.
+ */
+#define DOCS_BUDGET 4000
+
+static void retrieve_docs(struct agent *a, const struct stage *st, struct strbuf *out)
+{
+	if (a->o.no_docs || a->rag_unavailable)
+		return;
+	if (!a->rag) {
+		char *err = NULL;
+		int built = 0;
+		a->rag = rag_open_default(NULL, &built, &err);
+		if (!a->rag) {
+			char *t = xasprintf("documentation retrieval unavailable: %s", err ? err : "no index");
+			emit(a, AGENT_EV_NOTE, t, NULL);
+			free(t);
+			free(err);
+			a->rag_unavailable = 1;
+			return;
+		}
+	}
+	struct strbuf q = STRBUF_INIT;
+	if (a->feedback && strstr(a->feedback, "did not compile"))
+		rag_terms_from_error(a->feedback, &q);
+	strbuf_addf(&q, "%s%s", q.len ? " " : "", st->name ? st->name : "");
+	if (q.len)
+		rag_query(a->rag, q.buf, 3, DOCS_BUDGET, out);
+	strbuf_release(&q);
+}
+
 static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 			struct strbuf *sys, struct strbuf *user, char **err)
 {
 	const struct stage *st = &a->sm.stages[a->stage];
-	struct strbuf ks = STRBUF_INIT, bs = STRBUF_INIT;
+	struct strbuf ks = STRBUF_INIT, bs = STRBUF_INIT, docs = STRBUF_INIT;
+	retrieve_docs(a, st, &docs);
 	if (a->best_src) {
 		status_line(&ks, "the current kernel", a->cur_ms, a->cur_node == a->best_node ?
 			    a->best_speedup : -1, a->cur_node == a->best_node ? a->best_roof : -1);
@@ -608,11 +650,12 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 	in.stage_count = (int)a->sm.n;
 	in.feedback = a->feedback;
 	in.profile = a->profile;
-	in.docs = NULL; /* hook for retrieved CuTe documentation */
+	in.docs = docs.len ? docs.buf : NULL;
 	in.budget = a->o.prompt_budget;
 	int rc = prompt_build(&in, sys, user, err);
 	strbuf_release(&ks);
 	strbuf_release(&bs);
+	strbuf_release(&docs);
 	return rc;
 }
 

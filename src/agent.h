@@ -95,13 +95,14 @@ struct agent_opts {
 	const char *seed_source;    /* a first kernel to judge instead of asking for one */
 	const char *run_dir;        /* best.cu is kept up to date here; may be NULL */
 	int no_memcheck;            /* never run compute-sanitizer on crashes */
+	int no_docs;                /* put no retrieved CuTe documentation in prompts */
 	struct build_opts build;
 	struct eval_opts eval;
 	agent_event_fn on_event;
 	void *ctx;
 };
 
-#define AGENT_OPTS_INIT { 20, 3, 0, 0, 0, -1, 0.02, 0, NULL, NULL, NULL, NULL, NULL, 0, \
+#define AGENT_OPTS_INIT { 20, 3, 0, 0, 0, -1, 0.02, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, \
 			  BUILD_OPTS_INIT, EVAL_OPTS_INIT, NULL, NULL }
 
 struct agent;

@@ -31,7 +31,7 @@
 
 /* The options run and resume share; strings point into argv or the stored config. */
 struct run_opts {
-	int iters, fix_attempts, profile_from_stage, quiet, json, no_memcheck;
+	int iters, fix_attempts, profile_from_stage, quiet, json, no_memcheck, no_docs;
 	long max_tokens_total;
 	double max_cost, max_wall, noise, compile_deadline, eval_deadline;
 	int prompt_budget, device;
@@ -306,6 +306,7 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 	o.seed_source = seed_src;
 	o.run_dir = run_dir;
 	o.no_memcheck = r->no_memcheck;
+	o.no_docs = r->no_docs;
 	o.build.arch = r->arch;
 	o.build.cache_dir = r->cache_dir;
 	o.build.deadline_s = r->compile_deadline;
@@ -386,6 +387,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 		{ "compile-deadline", 0, OPT_DOUBLE, &r->compile_deadline },
 		{ "deadline", 0, OPT_DOUBLE, &r->eval_deadline },
 		{ "no-memcheck", 0, OPT_BOOL, &r->no_memcheck },
+		{ "no-docs", 0, OPT_BOOL, &r->no_docs },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
 		opts[n++] = own[i];

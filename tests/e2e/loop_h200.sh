@@ -57,5 +57,8 @@ print(rows[1][0] if len(rows) > 1 else "")' "$db" 2>/dev/null)
     if printf '%s' "$prompt" | grep -q 'error' && printf '%s' "$prompt" | grep -q 'kernel.cu:[0-9]*'; then
         ok "$1: the second prompt carries the parsed compile error with its location"
     else bad "$1: the second prompt lacks the compile error"; fi
+    if printf '%s' "$prompt" | grep -q 'CuTe reference material'; then
+        ok "$1: the fix prompt carries retrieved CuTe documentation"
+    else bad "$1: the fix prompt has no retrieved documentation"; fi
 done
 [ "$fails" -eq 0 ]
