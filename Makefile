@@ -19,7 +19,7 @@ RUNNER_GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80
 UTIL_SRC  := $(wildcard src/util/*.c)
 CORE_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
 EMBED_IN  := $(sort $(wildcard prompts/*.txt prompts/*/*.txt tasks/*.json docs/cli/*.txt \
-	       report/*.html docs/kernel-abi.md include/cutegen/*.h tools/*.py \
+	       report/*.html export/* docs/kernel-abi.md include/cutegen/*.h tools/*.py \
 	       docs/cute/*.md))
 RUNNER_C  := $(wildcard runner/*.c)
 RUNNER_CU := $(wildcard runner/*.cu)

@@ -516,6 +516,7 @@ static void maybe_profile(struct agent *a, struct store_node *n)
 		free(a->profile);
 		a->profile = strbuf_detach(&sb, NULL);
 		a->profiled_node = a->best_node;
+		n->profile = a->profile; /* read, not taken, by store_add_node */
 	} else if (r == 1) {
 		a->profile_unavailable = 1;
 		emit(a, AGENT_EV_NOTE, err, NULL);

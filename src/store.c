@@ -87,6 +87,8 @@ static const char *const migrations[] = {
 	");\n"
 	"CREATE INDEX nodes_stage ON nodes(stage, id);\n"
 	"CREATE INDEX llm_calls_node ON llm_calls(node);\n",
+	/* 1 -> 2: the Nsight Compute summary taken while a node was made (reports show it) */
+	"ALTER TABLE nodes ADD COLUMN profile_sha TEXT REFERENCES blobs(sha256);\n",
 };
 
 static double wall_now(void)
@@ -450,14 +452,15 @@ int store_add_node(struct store *s, struct store_node *n, const struct store_llm
 	    put_opt(s, "feedback", n->feedback, n->feedback_sha, err) ||
 	    put_opt(s, "compile_log", n->compile_log, n->compile_log_sha, err) ||
 	    put_opt(s, "report", n->report_json, n->report_sha, err) ||
-	    put_opt(s, "prompt", n->prompt, n->prompt_sha, err))
+	    put_opt(s, "prompt", n->prompt, n->prompt_sha, err) ||
+	    put_opt(s, "profile", n->profile, n->profile_sha, err))
 		goto rollback;
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO nodes(iteration, stage, step, attempt, parent, kind, "
 				      "verdict, outcome, message, source_sha, feedback_sha, "
 				      "compile_log_sha, report_sha, prompt_sha, llm_s, compile_s, eval_s, "
 				      "evaluator_s, profile_s, total_s, ms, speedup, roofline_fraction, "
-				      "tokens_in, tokens_out, cost_usd, created, change) VALUES "
-				      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha) VALUES "
+				      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(s, err, "cannot record a node");
 		goto rollback;
@@ -494,6 +497,7 @@ int store_add_node(struct store *s, struct store_node *n, const struct store_llm
 	sqlite3_bind_double(st, 26, n->cost_usd);
 	sqlite3_bind_double(st, 27, n->created);
 	bind_text(st, 28, n->change);
+	bind_sha(st, 29, n->profile_sha);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		fail(s, err, "cannot record a node");
 		goto rollback;
@@ -532,6 +536,7 @@ void store_node_release(struct store_node *n)
 	free(n->compile_log);
 	free(n->report_json);
 	free(n->prompt);
+	free(n->profile);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -553,7 +558,8 @@ int store_nodes(struct store *s, struct store_node **out, size_t *count, char **
 				      "verdict, outcome, message, source_sha, feedback_sha, "
 				      "compile_log_sha, report_sha, prompt_sha, llm_s, compile_s, eval_s, "
 				      "evaluator_s, profile_s, total_s, ms, speedup, roofline_fraction, "
-				      "tokens_in, tokens_out, cost_usd, created, change FROM nodes ORDER BY id",
+				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha FROM nodes "
+				      "ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "cannot read the nodes");
 	int r;
@@ -590,6 +596,7 @@ int store_nodes(struct store *s, struct store_node **out, size_t *count, char **
 		x->cost_usd = sqlite3_column_double(st, 26);
 		x->created = sqlite3_column_double(st, 27);
 		x->change = col_text(st, 28);
+		col_sha(st, 29, x->profile_sha);
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE) {

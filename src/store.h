@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 /* The schema this build writes; older databases are migrated on open, newer ones refused. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 enum { STORE_CREATE = 1, STORE_EXISTING = 2 };
 
@@ -64,8 +64,8 @@ int store_run_finish(struct store *s, const char *status, const char *stop_reaso
 
 /*
  * One node. For store_add_node the strings are read, not taken (NULL = none); for
- * store_nodes they are heap copies freed by store_node_release (compile_log, report and
- * prompt are not loaded back: their sha256 fields say where they are).
+ * store_nodes they are heap copies freed by store_node_release (compile_log, report, prompt
+ * and profile are not loaded back: their sha256 fields say where they are).
  */
 struct store_node {
 	long id;             /* filled by store_add_node: 1, 2, ... */
@@ -84,7 +84,10 @@ struct store_node {
 	char *compile_log;   /* (blob) */
 	char *report_json;   /* the runner report (blob) */
 	char *prompt;        /* the user prompt that produced it (blob) */
+	char *profile;       /* the Nsight Compute summary taken while this node was made (of the
+				best kernel then; blob), or NULL */
 	char source_sha[65], feedback_sha[65], compile_log_sha[65], report_sha[65], prompt_sha[65];
+	char profile_sha[65];
 	double llm_s, compile_s, eval_s, evaluator_s, profile_s, total_s;
 	double ms, speedup, roofline_fraction; /* < 0 = unknown */
 	long tokens_in, tokens_out;

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Inspection, reports and export end to end: real runs made as tests/e2e/loop.sh makes them
+# (scripted model, recorded evaluations, real nvcc), then `cutegen runs/show/report/export`
+# on them, on a suite of them, and on broken run directories. The HTML checks compare every
+# plotted point with `cutegen show --json`; the export checks compile the .cu with real nvcc,
+# the .h with gcc as C, and the Python with py_compile.
+set -u
+: "${CUTEGEN:?}" "${REPO:?}"
+D="$REPO/tests/data/loop"
+T=$(mktemp -d)
+[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
+echo "{}" >"$CUTEGEN_CONFIG"
+unset OPENAI_API_KEY ANTHROPIC_API_KEY CUTEGEN_BACKEND CUTEGEN_LLM_CMD CUTEGEN_REPLAY CUTEGEN_RECORDED_EVALS
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    echo "ok - skipped: no nvcc"; exit 0
+fi
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+CUDA_INC=$(dirname "$(dirname "$NVCC")")/include
+
+cp "$D/k_bad.cu" "$T/k_bad.cu"
+sed 's/\t\ty\[i\] = clamp_positive(x\[i\]);/\t\ty[i] = x[i] > 0.0f ? x[i] : 0.0f;/' "$T/k_bad.cu" >"$T/k_good.cu"
+sed 's/const int threads = 256;/const int threads = 512;/' "$T/k_good.cu" >"$T/k_fast.cu"
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+R="$T/evals"; mkdir -p "$R"
+pass() { printf '{"verdict":"pass","message":"","metrics":{"ms":%s,"speedup_vs_baseline":%s,"roofline_fraction":%s,"speedup_vs_torch":%s},"runner_s":1.5}\n' "$2" "$3" "$4" "$5" >"$R/$(sha "$1").json"; }
+pass "$T/k_good.cu" 0.050 1.00 0.60 1.5
+pass "$T/k_fast.cu" 0.040 1.25 0.75 1.9
+fence() { printf 'Change: %s\n```cuda\n' "$1"; cat "$2"; printf '```\n'; }
+edit() { printf 'Change: %s\n<<<<<<< SEARCH\n%s\n=======\n%s\n>>>>>>> REPLACE\n' "$1" "$2" "$3"; }
+M="$T/m1"; mkdir -p "$M"
+fence "a first relu <b>&\"x\"</b>" "$T/k_bad.cu" >"$M/reply-1.txt"
+edit "define the clamp inline" $'\t\ty[i] = clamp_positive(x[i]);' $'\t\ty[i] = x[i] > 0.0f ? x[i] : 0.0f;' >"$M/reply-2.txt"
+edit "more threads per block" $'\tconst int threads = 256;' $'\tconst int threads = 512;' >"$M/reply-3.txt"
+S="$T/suite"; mkdir -p "$S"
+"$CUTEGEN" run "$D/relu_small.json" --llm-cmd "python3 $D/model.py $M" --recorded-evals "$R" \
+    --iters 3 --out "$S/a" --quiet >/dev/null 2>"$T/err1" || { bad "making run a"; cat "$T/err1"; }
+M2="$T/m2"; mkdir -p "$M2"
+fence "a first relu" "$T/k_bad.cu" >"$M2/reply-1.txt"
+"$CUTEGEN" run "$D/relu_small.json" --llm-cmd "python3 $D/model.py $M2" --recorded-evals "$R" \
+    --iters 1 --fix-attempts 0 --out "$S/nocorrect" --quiet >/dev/null 2>&1
+
+# ---- runs and show ----
+"$CUTEGEN" runs "$S" >"$T/runs.txt" 2>&1
+check "runs lists both runs" 'grep -q "suite/a .*relu_small .*3 .*1.25x" "$T/runs.txt" && grep -q "nocorrect" "$T/runs.txt"'
+"$CUTEGEN" runs "$S" --status stopped --json >"$T/runs.json"
+"$CUTEGEN" runs "$S" --status failed --json >"$T/runs2.json"
+check "runs --status filters" 'python3 -c "import json; d=json.load(open(\"$T/runs.json\")); assert [r[\"nodes\"] for r in d]==[3, 1], d; assert json.load(open(\"$T/runs2.json\"))==[]"'
+"$CUTEGEN" show "$S/a" >"$T/show.txt"
+check "show prints the history with the change lines" 'grep -q "more threads per block" "$T/show.txt" && grep -q "^3 nodes, 2 passed; best: node 3, speedup 1.25x" "$T/show.txt"'
+"$CUTEGEN" show "$S/a" --json >"$T/show.json"
+
+# ---- the HTML page matches the store ----
+"$CUTEGEN" report "$S/a" --html "$T/a.html" --md "$T/a.md"
+rc=$?
+check "report writes the page (rc $rc)" '[ $rc -eq 0 ] && [ -s "$T/a.html" ] && [ -s "$T/a.md" ]'
+python3 - "$T/a.html" "$T/show.json" >"$T/html_check" 2>&1 <<'P'
+import json, re, sys
+from html.parser import HTMLParser
+page = open(sys.argv[1]).read()
+show = json.load(open(sys.argv[2]))
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.svgs = []; s.pts = []; s.cells = []; s.stage = []; s.scripts = 0
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == "svg": s.svgs.append(a.get("id"))
+        if tag == "script": s.scripts += 1
+        if tag == "circle" and "data-node" in a: s.pts.append(a)
+        if tag == "rect" and "data-verdict" in a: s.cells.append(a)
+        if tag == "line" and a.get("class") == "stage-boundary": s.stage.append(int(a["data-stage"]))
+p = P(); p.feed(page)
+assert "chart-speedup" in p.svgs and "chart-verdicts" in p.svgs, p.svgs
+assert p.scripts == 0, "the page needs no JavaScript"
+assert page.count("id=\"chart-speedup\"") == 1, "one body"
+nodes = {n["id"]: n for n in show["nodes"]}
+sp = {int(a["data-node"]): float(a["data-speedup"]) for a in p.pts if "data-speedup" in a}
+rf = {int(a["data-node"]): float(a["data-roofline"]) for a in p.pts if "data-roofline" in a}
+want_sp = {i: n["speedup"] for i, n in nodes.items() if n["speedup"] is not None}
+want_rf = {i: n["roofline_fraction"] for i, n in nodes.items() if n["roofline_fraction"] is not None}
+assert sp.keys() == want_sp.keys() and all(abs(sp[i] - want_sp[i]) < 1e-6 for i in sp), (sp, want_sp)
+assert rf.keys() == want_rf.keys() and all(abs(rf[i] - want_rf[i]) < 1e-6 for i in rf), (rf, want_rf)
+assert [(int(c["data-node"]), c["data-verdict"]) for c in p.cells] == [(i, n["verdict"]) for i, n in sorted(nodes.items())]
+stages = [n["stage"] for _, n in sorted(nodes.items())]
+assert p.stage == [b for a, b in zip(stages, stages[1:]) if a != b], p.stage
+assert "a first relu &lt;b&gt;&amp;&quot;x&quot;&lt;/b&gt;" in page, "change lines are escaped"
+assert "<b>&" not in page
+assert '<span class="kw">__global__</span>' in page and 'class="cm"' in page, "highlighting"
+assert re.search(r'id="best-node">%d<' % show["best"]["node"], page)
+print("html ok")
+P
+check "the page has both charts, and every plotted value is the store's" 'grep -q "html ok" "$T/html_check"' || cat "$T/html_check"
+check "the markdown summary names the best" 'grep -q "best: node 3, speedup 1.250x over the baseline (cuBLAS -, PyTorch 1.900x)" "$T/a.md"'
+"$CUTEGEN" report "$S/nocorrect" --html "$T/n.html" >/dev/null
+check "a run with no correct kernel gets an honest page" 'grep -q "id=\"no-correct\"" "$T/n.html" && ! grep -q "best-source" "$T/n.html"'
+if command -v chromium >/dev/null; then
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --screenshot="$T/a.png" \
+        --window-size=1200,1600 "file://$T/a.html" >/dev/null 2>&1
+    check "chromium renders the page to a PNG" '[ -s "$T/a.png" ] && [ "$(head -c 4 "$T/a.png" | tail -c 3)" = PNG ]'
+else
+    echo "ok - chromium renders the page (skipped: no chromium)"
+fi
+
+# ---- suites ----
+mkdir -p "$S/broken"; echo "not a database" >"$S/broken/run.db"
+"$CUTEGEN" report "$S" --html "$T/s.html" --md "$T/s.md" 2>"$T/s.err"
+rc=$?
+check "suite report (rc $rc) has the fast_p chart and a row per run" '[ $rc -eq 0 ] && grep -q "id=\"chart-fastp\"" "$T/s.html" && [ "$(grep -o "class=\"task\"" "$T/s.html" | wc -l)" = 2 ] && grep -q "class=\"unreadable\"" "$T/s.html"'
+check "fast_0 is the share correct (1 of 3), fast_1 the share faster" 'grep -q "data-p=\"0.0\" data-fast=\"0.333333\"" "$T/s.html" && grep -q "data-p=\"1.0\" data-fast=\"0.333333\"" "$T/s.html" && grep -q "data-p=\"1.3\" data-fast=\"0\"" "$T/s.html"'
+
+# ---- broken run directories ----
+mkdir -p "$T/empty"
+"$CUTEGEN" show "$T/empty" >/dev/null 2>"$T/e1"; rc=$?
+check "no run.db: exit 3 and says so (rc $rc)" '[ $rc -eq 3 ] && grep -q "holds no run (no run.db)" "$T/e1"'
+"$CUTEGEN" report "$S/broken" --html "$T/b.html" >/dev/null 2>"$T/e2"; rc=$?
+check "corrupted run.db: exit 3, a clear error (rc $rc)" '[ $rc -eq 3 ] && grep -q "not a database" "$T/e2"'
+"$CUTEGEN" export "$S/nocorrect" --out "$T/x" >/dev/null 2>"$T/e3"; rc=$?
+check "export of a run with no correct kernel: exit 1 (rc $rc)" '[ $rc -eq 1 ] && grep -q "has no correct kernel to export" "$T/e3"'
+
+# ---- export ----
+"$CUTEGEN" export "$S/a" --out "$T/exp" >"$T/exp.out" 2>&1; rc=$?
+check "export writes the files (rc $rc)" '[ $rc -eq 0 ] && for f in relu_small.cu relu_small.h relu_small_torch.cpp CMakeLists.txt setup.py example.py include/cutegen/kernel_abi.h; do [ -s "$T/exp/$f" ] || exit 1; done'
+check "the exported kernel is the best node's source" 'head -c "$(wc -c <"$T/k_fast.cu")" "$T/exp/relu_small.cu" | cmp -s - "$T/k_fast.cu"'
+printf '#include "relu_small.h"\nint main(void)\n{\n\tint (*f)(const float *, float *, int64_t, int64_t, cudaStream_t) = relu_small_launch;\n\treturn f == 0;\n}\n' >"$T/exp/use.c"
+check "the .h is valid C with the documented signature (gcc -std=c11 -pedantic)" 'gcc -std=c11 -Wall -Werror -pedantic -I"$CUDA_INC" -I"$T/exp" -fsyntax-only "$T/exp/use.c"'
+check "the exported .cu compiles with nvcc and exports the C API" '"$NVCC" -std=c++17 -O1 -shared -Xcompiler -fPIC -gencode arch=compute_90a,code=sm_90a -I"$T/exp" -I"$T/exp/include" -I"$REPO/third_party/cutlass/include" -o "$T/exp/k.so" "$T/exp/relu_small.cu" 2>"$T/nvcc.log" && nm -D "$T/exp/k.so" | grep -q " T relu_small_launch"' || cat "$T/nvcc.log"
+check "the Python files parse" 'python3 -m py_compile "$T/exp/setup.py" "$T/exp/example.py"'
+check "the CMake snippet builds a shared library with the verified gencode" 'grep -q "add_library(relu_small SHARED relu_small.cu)" "$T/exp/CMakeLists.txt" && grep -q "gencode=arch=compute_90a,code=sm_90a" "$T/exp/CMakeLists.txt" && grep -q "CUTLASS_INCLUDE_DIR .* CACHE PATH" "$T/exp/CMakeLists.txt"'
+check "the torch wrapper calls the kernel on the current stream" 'grep -q "getCurrentCUDAStream" "$T/exp/relu_small_torch.cpp" && grep -q "#include <torch/extension.h>" "$T/exp/relu_small_torch.cpp"'
+
+[ $fails -eq 0 ]
