@@ -49,5 +49,7 @@ int cmd_profile(int argc, char **argv);
 int cmd_docs(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_suite(int argc, char **argv);
+int cmd_suite_worker(int argc, char **argv);
 
 #endif
