@@ -53,5 +53,7 @@ int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_suite(int argc, char **argv);
+int cmd_suite_worker(int argc, char **argv);
 
 #endif

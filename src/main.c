@@ -26,6 +26,8 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "export", cmd_export, "write the best kernel of a run as a standalone .cu/.h, CMake and PyTorch" },
 	{ "llm", cmd_llm, "send one prompt to the configured model and print the reply" },
 	{ "profile", cmd_profile, "profile a kernel with Nsight Compute and summarize its bottleneck" },
+	{ "suite", cmd_suite, "run every task of a suite: one worker per GPU, or a Slurm job array" },
+	{ "suite-worker", cmd_suite_worker, "one Slurm array element of a suite (run by sbatch)" },
 	{ "docs", cmd_docs, "build and search the index of CuTe/CUTLASS headers, examples and notes" },
 	{ NULL, NULL, NULL },
 };

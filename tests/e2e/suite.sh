@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `cutegen suite` on a local pool of compile-only workers (--gpus cpu:2): real nvcc compiles of
+# tiny kernels, recorded evaluations standing in for the GPU, a scripted model
+# (tests/data/suite/model.py) and one task whose run is killed (SIGKILL) mid-call.
+set -u
+: "${CUTEGEN:?}" "${REPO:?}"
+T=$(mktemp -d)
+[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
+echo "{}" >"$CUTEGEN_CONFIG"
+unset OPENAI_API_KEY ANTHROPIC_API_KEY CUTEGEN_BACKEND CUTEGEN_LLM_CMD CUTEGEN_REPLAY CUTEGEN_RECORDED_EVALS
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+sql() { sqlite3 "$S/suite.db" "$1"; }
+jq_() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    echo "ok - skipped: no nvcc"; exit 0
+fi
+. "$REPO/tests/data/suite/make_tasks.sh"
+D="$T/tasks"
+make_tasks "$D" a:2.0 b:0.8 c:1.6 crash:1.0
+touch "$D/crash-on"
+S="$T/suite"
+RUNFLAGS=(--llm-cmd "python3 $REPO/tests/data/suite/model.py $D" --recorded-evals "$D/evals" --iters 1)
+
+# ---- 1. compile-only workers without recorded evaluations: refused ----
+"$CUTEGEN" suite "$D/list.txt" --out "$T/s0" --gpus cpu:2 >/dev/null 2>"$T/err0"
+rc=$?
+check "cpu workers need --recorded-evals (rc $rc)" '[ $rc -eq 2 ] && grep -q "compile-only" "$T/err0"'
+
+# ---- 2. four tasks on two workers; the crash task is killed on both its attempts ----
+"$CUTEGEN" suite "$D/list.txt" --out "$S" --gpus cpu:2 --attempts 2 --json "${RUNFLAGS[@]}" \
+    >"$T/out1.json" 2>"$T/err1"
+rc=$?
+check "a failed task makes the suite exit 1 (rc $rc)" '[ $rc -eq 1 ]'
+[ $rc -eq 1 ] || { cat "$T/err1"; cat "$T/out1.json"; }
+check "the store has four tasks" '[ "$(sql "select count(*) from tasks")" = 4 ]'
+check "three done, one failed" '[ "$(sql "select group_concat(status, \",\") from (select status from tasks order by id)")" = "done,done,done,failed" ]'
+check "the killed run is failed with its signal" '[ "$(sql "select exit_code||\" \"||attempts from tasks where spec like \"%crash.json\"")" = "137 2" ] && sql "select message from tasks where id=3" | grep -q "killed by signal 9"'
+check "the others finished once each" '[ "$(sql "select group_concat(attempts) from tasks where status=\"done\"")" = "1,1,1" ]'
+check "speedups come from the runs' stores" '[ "$(sql "select group_concat(best_speedup) from tasks where status=\"done\"")" = "2.0,0.8,1.6" ]'
+check "each task ran in its own run directory" '[ -f "$S/runs/000-a/run.db" ] && [ -f "$S/runs/001-b/run.db" ] && [ -f "$S/runs/002-c/best.cu" ]'
+check "the first attempt of the killed task is kept aside" '[ -d "$S/runs/003-crash.attempt-1" ]'
+check "both workers were used" '[ "$(sql "select count(distinct worker) from tasks")" = 2 ]'
+check "json: counts" '[ "$(jq_ "$T/out1.json" "d[\"tasks\"], d[\"done\"], d[\"failed\"], d[\"correct\"]")" = "4 3 1 3" ]'
+check "json: fast_p table" '[ "$(jq_ "$T/out1.json" "sorted(d[\"fast_p\"].items(), key=lambda kv: float(kv[0]))")" = "[('"'"'0'"'"', 0.75), ('"'"'0.5'"'"', 0.75), ('"'"'1'"'"', 0.5), ('"'"'1.5'"'"', 0.5), ('"'"'2'"'"', 0.0), ('"'"'3'"'"', 0.0)]" ]'
+check "json: geometric means" '[ "$(jq_ "$T/out1.json" "round(d[\"geomean_speedup\"], 4), d[\"geomean_roofline_fraction\"]")" = "$(python3 -c "print(round((2.0*0.8*1.6)**(1/3), 4), 0.5)")" ]'
+check "json: busy share per worker" '[ "$(jq_ "$T/out1.json" "len(d[\"workers\"]), all(0 < w[\"busy_share\"] <= 1 for w in d[\"workers\"])")" = "2 True" ]'
+check "busy time is in the store" '[ "$(sql "select count(*) from workers where busy_s > 0")" = 2 ]'
+
+# ---- 3. resume: only the failed task runs again (the crash is over) ----
+rm -f "$D/crash-on"
+before=$(sql "select group_concat(finished) from tasks where status='done'")
+"$CUTEGEN" suite "$D/list.txt" --out "$S" --gpus cpu:2 --attempts 3 --resume >"$T/out2" 2>"$T/err2"
+rc=$?
+check "resume completes the suite (rc $rc)" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$T/err2" "$T/out2"
+check "all four done" '[ "$(sql "select count(*) from tasks where status=\"done\"")" = 4 ]'
+check "done tasks were not run again" '[ "$(sql "select group_concat(finished) from tasks where id < 3")" = "$before" ]'
+check "the re-run task counts its third attempt" '[ "$(sql "select attempts from tasks where id=3")" = 3 ]'
+check "the stored run flags were reused" '[ "$(sql "select best_speedup from tasks where id=3")" = 1.0 ]'
+check "the plain summary has fast_p and the busy shares" 'grep -q "^fast_p    p=0 100%" "$T/out2" && grep -q "^busy " "$T/out2"'
+"$CUTEGEN" suite "$D/list.txt" --out "$S" --gpus cpu:1 >"$T/out3" 2>"$T/err3"
+rc=$?
+check "a third run has nothing to do (rc $rc)" '[ $rc -eq 0 ] && grep -q "0 to run" "$T/err3"'
+"$CUTEGEN" suite kb1 --out "$S" --gpus cpu:1 --recorded-evals "$D/evals" >/dev/null 2>"$T/err4"
+check "another suite in the same directory is refused" '[ $? -eq 3 ] && grep -q "the suite changed" "$T/err4"'
+[ $fails -eq 0 ]
