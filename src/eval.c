@@ -7,6 +7,7 @@
 #include "eval.h"
 #include "cutegen.h"
 #include "embedded.h"
+#include "paths.h"
 #include "proc.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
@@ -149,7 +150,10 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	     struct eval_result *r, char **err)
 {
 	int rc = -1;
-	char *runner = o->runner ? xstrdup(o->runner) : xasprintf("%s/cutegen-runner", cutegen_libexec_dir());
+	/* $CUTEGEN_RUNNER, as for memcheck, ncu and doctor, else beside the cutegen binary */
+	char *runner = o->runner ? xstrdup(o->runner) : paths_runner();
+	if (!runner)
+		runner = xasprintf("%s/cutegen-runner", cutegen_libexec_dir());
 	char *dir = NULL, *task_path = NULL, *report_path = NULL, *so_abs = NULL;
 	struct strbuf sb = STRBUF_INIT, log = STRBUF_INIT;
 
