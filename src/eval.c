@@ -194,9 +194,13 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	argv[n] = NULL;
 
 	struct proc_limits lim = { 0 };
-	lim.nofile = 4096;
-	lim.fsize_bytes = 1ull << 32;
+	lim.nofile = 4096;           /* CUDA, cuBLASLt and the candidate need a few dozen */
+	lim.fsize_bytes = 1ull << 32; /* the report and the candidate's scribbles in its scratch */
 	lim.core_bytes = 0;
+	/* RLIMIT_NPROC counts every process of the user and root is exempt: a bound on a fork
+	 * bomb for ordinary users, meaningless as root (docs/containment.md) */
+	if (geteuid() != 0)
+		lim.nproc = 16384;
 	struct child_process cp = CHILD_PROCESS_INIT;
 	cp.argv = argv;
 	cp.clear_env = 1;
@@ -206,11 +210,14 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	cp.err = &log;
 	cp.deadline_s = o->deadline_s > 0 ? o->deadline_s : 600;
 	cp.limits = &lim;
+	const char *netns = getenv("CUTEGEN_RUNNER_NETNS");
+	cp.new_netns = !(netns && !strcmp(netns, "0"));
 	if (run_command(&cp)) {
 		*err = xasprintf("%s", cp.errmsg);
 		goto out;
 	}
 	r->exit_status = cp.status;
+	r->netns = cp.netns_applied;
 	r->wall_s = cp.wall_s;
 	r->last_phase = last_phase(log.buf);
 	r->log = strbuf_detach(&log, NULL);
