@@ -267,9 +267,10 @@ out:
 
 static void fmt_ms(struct strbuf *out, const char *label, json_t *tm)
 {
-	strbuf_addf(out, "%-9s %.4f ms median (p10 %.4f, p90 %.4f, %d trials, L2 flushed)\n", label,
+	/* %.0f, not a cast to int: the report is untrusted and the count may be out of range */
+	strbuf_addf(out, "%-9s %.4f ms median (p10 %.4f, p90 %.4f, %.0f trials, L2 flushed)\n", label,
 		    num_at(tm, "median_ms", NULL), num_at(tm, "p10_ms", NULL), num_at(tm, "p90_ms", NULL),
-		    (int)num_at(tm, "trials", NULL));
+		    num_at(tm, "trials", NULL));
 }
 
 void eval_format(const struct eval_result *r, const struct task *t, struct strbuf *out)
