@@ -30,7 +30,7 @@ CLI_OBJ    := $(call obj,$(UTIL_SRC) $(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
 RUNNER_OBJ := $(call obj,$(RUNNER_C) src/task.c src/embedded_find.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
 
-.PHONY: all deps test test-unit test-gpu asan clean fuzz
+.PHONY: all deps test test-unit test-gpu asan clean fuzz fuzz-targets fuzz-run
 all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner
 
 deps:
@@ -66,7 +66,9 @@ $(BUILD)/cutegen-runner: $(RUNNER_OBJ)
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRC)) $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
 
+# The e2e tests also need what scripts/deps-test.sh installs (a single-node Slurm).
 test: all $(BUILD)/unit-tests
+	@bash scripts/deps-test.sh
 	@BUILD=$(BUILD) bash tests/run.sh
 
 test-unit: $(BUILD)/unit-tests
@@ -82,16 +84,25 @@ asan:
 		build-asan/cutegen build-asan/unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/unit-tests
 
-# Fuzz targets (clang + libFuzzer): tests/fuzz/fuzz_NAME.c exercises src/NAME.c.
+# Fuzz targets (clang + libFuzzer): tests/fuzz/fuzz_NAME.c, linked against every module of src/
+# (but main.c) built with clang under ASan+UBSan into build-fuzz/. `make fuzz` builds them all;
+# `make fuzz-run FUZZ_SECONDS=20` also runs each for that long from its seed corpus
+# tests/fuzz/corpus/NAME/ (scripts/fuzz.sh; new inputs go to build-fuzz/corpus/NAME/).
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-fuzz: $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=undefined
+FUZZ_SECONDS ?= 20
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT=-O1 SANITIZE="$(FUZZ_SAN)" \
+		fuzz-targets
+fuzz-targets: $(patsubst tests/fuzz/%.c,$(BUILD)/%,$(FUZZ_SRC))
+fuzz-run: fuzz
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c src/%.c $(UTIL_SRC)
-	@mkdir -p $(dir $@)
-	clang -std=c17 -D_GNU_SOURCE -g -O1 -Isrc -Iinclude \
-		-fsanitize=fuzzer,address,undefined -o $@ $^
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(CLI_OBJ)
+	$(CC) $(SANITIZE) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_CLI)
 
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what cutegen needs to build on a fresh Debian machine that has the CUDA toolkit:
 # the -dev packages it links against and the CUTLASS/CuTe headers (from PyPI, into third_party/).
-# Idempotent: does nothing when everything is already there. CUTLASS_DIR=/path/to/cutlass skips
+# Idempotent: does nothing when everything is already there. `--ci` also installs clang
+# (libFuzzer) and valgrind for .ci/run. CUTLASS_DIR=/path/to/cutlass skips
 # the PyPI download and uses that checkout's include/ instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,12 @@ have_hdr dlpack/dlpack.h || need_pkgs+=(libdlpack-dev)
 command -v python3 >/dev/null || need_pkgs+=(python3)
 command -v make >/dev/null    || need_pkgs+=(make)
 command -v gcc >/dev/null     || need_pkgs+=(gcc)
+command -v sqlite3 >/dev/null || need_pkgs+=(sqlite3)   # the e2e tests read run.db with it
+# --ci: also the tools of the CI's hardening steps (libFuzzer's clang, valgrind)
+if [ "${1:-}" = --ci ]; then
+    command -v clang >/dev/null    || need_pkgs+=(clang)
+    command -v valgrind >/dev/null || need_pkgs+=(valgrind)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "deps: installing Debian packages: ${need_pkgs[*]}"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -340,6 +340,12 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 		char *ferr = NULL;
 		store_run_finish(s, "failed", err, agent_totals(a)->best_node, &ferr);
 		free(ferr);
+		if (store_disk_full(s)) {
+			/* not a bug: every node that committed is kept */
+			fprintf(stderr, "hint: the disk is full; free some space, then "
+				"'cutegen resume %s'\n", run_dir);
+			rc = EXIT_ENV;
+		}
 		goto out;
 	}
 	char *ferr = NULL;

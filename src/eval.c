@@ -7,6 +7,7 @@
 #include "eval.h"
 #include "cutegen.h"
 #include "embedded.h"
+#include "paths.h"
 #include "proc.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
@@ -149,7 +150,10 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	     struct eval_result *r, char **err)
 {
 	int rc = -1;
-	char *runner = o->runner ? xstrdup(o->runner) : xasprintf("%s/cutegen-runner", cutegen_libexec_dir());
+	/* $CUTEGEN_RUNNER, as for memcheck, ncu and doctor, else beside the cutegen binary */
+	char *runner = o->runner ? xstrdup(o->runner) : paths_runner();
+	if (!runner)
+		runner = xasprintf("%s/cutegen-runner", cutegen_libexec_dir());
 	char *dir = NULL, *task_path = NULL, *report_path = NULL, *so_abs = NULL;
 	struct strbuf sb = STRBUF_INIT, log = STRBUF_INIT;
 
@@ -190,9 +194,13 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	argv[n] = NULL;
 
 	struct proc_limits lim = { 0 };
-	lim.nofile = 4096;
-	lim.fsize_bytes = 1ull << 32;
+	lim.nofile = 4096;           /* CUDA, cuBLASLt and the candidate need a few dozen */
+	lim.fsize_bytes = 1ull << 32; /* the report and the candidate's scribbles in its scratch */
 	lim.core_bytes = 0;
+	/* RLIMIT_NPROC counts every process of the user and root is exempt: a bound on a fork
+	 * bomb for ordinary users, meaningless as root (docs/containment.md) */
+	if (geteuid() != 0)
+		lim.nproc = 16384;
 	struct child_process cp = CHILD_PROCESS_INIT;
 	cp.argv = argv;
 	cp.clear_env = 1;
@@ -202,11 +210,14 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	cp.err = &log;
 	cp.deadline_s = o->deadline_s > 0 ? o->deadline_s : 600;
 	cp.limits = &lim;
+	const char *netns = getenv("CUTEGEN_RUNNER_NETNS");
+	cp.new_netns = !(netns && !strcmp(netns, "0"));
 	if (run_command(&cp)) {
 		*err = xasprintf("%s", cp.errmsg);
 		goto out;
 	}
 	r->exit_status = cp.status;
+	r->netns = cp.netns_applied;
 	r->wall_s = cp.wall_s;
 	r->last_phase = last_phase(log.buf);
 	r->log = strbuf_detach(&log, NULL);
@@ -256,9 +267,10 @@ out:
 
 static void fmt_ms(struct strbuf *out, const char *label, json_t *tm)
 {
-	strbuf_addf(out, "%-9s %.4f ms median (p10 %.4f, p90 %.4f, %d trials, L2 flushed)\n", label,
+	/* %.0f, not a cast to int: the report is untrusted and the count may be out of range */
+	strbuf_addf(out, "%-9s %.4f ms median (p10 %.4f, p90 %.4f, %.0f trials, L2 flushed)\n", label,
 		    num_at(tm, "median_ms", NULL), num_at(tm, "p10_ms", NULL), num_at(tm, "p90_ms", NULL),
-		    (int)num_at(tm, "trials", NULL));
+		    num_at(tm, "trials", NULL));
 }
 
 void eval_format(const struct eval_result *r, const struct task *t, struct strbuf *out)

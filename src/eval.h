@@ -42,8 +42,9 @@ struct eval_result {
 	double wall_s;      /* process start to report */
 	/* metrics (negative when unknown) */
 	double ms, tflops, gbps, speedup, roofline_fraction, speedup_torch;
+	int netns;          /* the runner ran without network (a network namespace of its own) */
 };
-#define EVAL_RESULT_INIT { "", NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1 }
+#define EVAL_RESULT_INIT { "", NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1, 0 }
 
 /* Returns 0 when a verdict was reached (pass or not), -1 when the evaluation could not run at
  * all (no runner binary, no scratch space): *err then says why (heap string). */

@@ -261,7 +261,9 @@ static struct ncu_kernel *new_kernel(struct ncu_report *rep, const char *id, con
 	struct ncu_kernel *k = &rep->kernels[rep->nr++];
 	memset(k, 0, sizeof(*k));
 	double v;
-	k->id = id && ncu_parse_number(id, &v) == 0 ? (long)v : (long)rep->nr - 1;
+	/* an ID out of range (untrusted text) is not cast: that is undefined behaviour */
+	k->id = id && ncu_parse_number(id, &v) == 0 && v >= 0 && v < 1e15 ? (long)v
+									  : (long)rep->nr - 1;
 	k->name = xstrdup(name ? name : "");
 	k->block = xstrdup(block ? block : "");
 	k->grid = xstrdup(grid ? grid : "");

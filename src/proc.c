@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,7 @@ int run_command(struct child_process *cp)
 	const char *path_env = getenv("PATH");
 
 	cp->status = -1;
-	cp->signaled = cp->timed_out = cp->out_truncated = 0;
+	cp->signaled = cp->timed_out = cp->out_truncated = cp->netns_applied = 0;
 	cp->errmsg[0] = '\0';
 	if (!cp->argv || !cp->argv[0])
 		BUG("run_command without argv");
@@ -163,6 +164,9 @@ int run_command(struct child_process *cp)
 			if (l->nproc) set_limit(RLIMIT_NPROC, l->nproc);
 			set_limit(RLIMIT_CORE, l->core_bytes);
 		}
+		/* a network namespace of its own: only a loopback, down; EPERM without root */
+		if (cp->new_netns && unshare(CLONE_NEWNET) == 0)
+			(void)!write(ex_pipe[1], "N", 1);
 		execve(prog, (char *const *)cp->argv, envp);
 		child_fail(ex_pipe[1], "exec");
 	}
@@ -173,10 +177,17 @@ int run_command(struct child_process *cp)
 	if (out_pipe[1] >= 0) { close(out_pipe[1]); out_pipe[1] = -1; }
 	if (err_pipe[1] >= 0) { close(err_pipe[1]); err_pipe[1] = -1; }
 
-	char exmsg[128];
-	ssize_t exn;
-	while ((exn = read(ex_pipe[0], exmsg, sizeof(exmsg))) < 0 && errno == EINTR)
-		;
+	/* Until exec closes it: "N" when the network namespace was made, then a failure message */
+	char exmsg[160];
+	ssize_t exn = 0, got;
+	while (exn < (ssize_t)sizeof(exmsg) &&
+	       ((got = read(ex_pipe[0], exmsg + exn, sizeof(exmsg) - (size_t)exn)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		exn += got > 0 ? got : 0;
+	if (exn > 0 && exmsg[0] == 'N') {
+		cp->netns_applied = 1;
+		memmove(exmsg, exmsg + 1, (size_t)--exn);
+	}
 	if (exn > 0) {
 		int status;
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

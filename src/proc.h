@@ -43,12 +43,15 @@ struct child_process {
 	int inherit_out, inherit_err; /* with out/err NULL: 1 = our fd, 0 = /dev/null */
 	double deadline_s;          /* 0 = none */
 	const struct proc_limits *limits; /* NULL = none */
+	int new_netns;              /* run in a new network namespace (no network but a loopback
+				       that is down) where permitted (root); silently not otherwise */
 
 	/* results */
 	int status;                 /* exit code, or 128+signal number */
 	int signaled;               /* the child died from a signal (status-128 is the signal) */
 	int timed_out;              /* killed because the deadline passed */
 	int out_truncated;          /* some output was dropped at a buffer's cap */
+	int netns_applied;          /* new_netns was asked for and the namespace was made */
 	double wall_s;
 	char errmsg[256];
 };

@@ -20,6 +20,7 @@
 struct store {
 	sqlite3 *db;
 	char *path;
+	int full;   /* a write failed because the disk (or the file size limit) was full */
 };
 
 static const char *const migrations[] = {
@@ -98,8 +99,17 @@ static double wall_now(void)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+/* Remembers whether the last error was a full disk, for store_disk_full(). */
+static void note_error(struct store *s)
+{
+	int e = sqlite3_system_errno(s->db);
+	if (sqlite3_errcode(s->db) == SQLITE_FULL || e == ENOSPC || e == EFBIG || e == EDQUOT)
+		s->full = 1;
+}
+
 static int fail(struct store *s, char **err, const char *what)
 {
+	note_error(s);
 	*err = xasprintf("run store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
 	return -1;
 }
@@ -108,6 +118,7 @@ static int exec(struct store *s, const char *sql, char **err)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		note_error(s);
 		*err = xasprintf("run store '%s': %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
 		sqlite3_free(msg);
 		return -1;
@@ -222,6 +233,11 @@ void store_close(struct store *s)
 		sqlite3_close(s->db);
 	free(s->path);
 	free(s);
+}
+
+int store_disk_full(const struct store *s)
+{
+	return s->full;
 }
 
 const char *store_path(const struct store *s)

@@ -33,6 +33,9 @@ struct store;
  * that already holds a run); STORE_EXISTING requires one. Migrates older schemas. */
 struct store *store_open(const char *run_dir, int mode, char **err);
 void store_close(struct store *s);
+/* 1 when a write failed because the disk or the file size limit was full (SQLITE_FULL,
+ * ENOSPC, EFBIG, EDQUOT): what committed is intact; free space and resume. */
+int store_disk_full(const struct store *s);
 /* The database's path (owned by s). */
 const char *store_path(const struct store *s);
 /* The schema version of the open database (STORE_SCHEMA_VERSION after a successful open). */

@@ -12,7 +12,9 @@ request counters, so "retry429:a" and "retry429:b" each fail once):
   the key), bad, notfound, drop / droponce (connection cut mid-stream), trunc / trunconce
   (stream ends cleanly without its end marker), slow (sleeps 5 s), malformed, streamerror
   (an error event inside a 200 stream, once), nostream (ignores "stream": true), big
-  (a reply of 9 MiB), thinking (anthropic thinking deltas before the text).
+  (a reply of 9 MiB), thinking (anthropic thinking deltas before the text), kernel (with
+  $FAKE_KERNEL set: a fenced kernel, new each time), stall (headers, then silence for 30 s),
+  afterN-SCENARIO (N kernel replies, then SCENARIO).
 
 usage: llm_server.py PORT_FILE LOG_FILE [KEY]
 Binds 127.0.0.1 on a free port, writes it to PORT_FILE, logs one JSON line per request to
@@ -25,8 +27,11 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LIFETIME_S = 120
+LIFETIME_S = float(os.environ.get("LLM_SERVER_LIFETIME", "120"))
 KEY = sys.argv[3] if len(sys.argv) > 3 else "sk-test-SECRET-0123456789"
+# With $FAKE_KERNEL naming a file, "kernel" (and the faults' good replies) answer with it in a
+# fenced block, one new comment per request so that every kernel is a new one.
+KERNEL = open(os.environ["FAKE_KERNEL"]).read() if os.environ.get("FAKE_KERNEL") else ""
 counts = {}
 lock = threading.Lock()
 log_lock = threading.Lock()
@@ -164,6 +169,10 @@ class Handler(BaseHTTPRequestHandler):
             self.error(400, "invalid_request_error", "We could not parse the JSON body of your request.")
             return
         scen = model.split(":")[0]
+        if scen.startswith("after") and "-" in scen:
+            # "afterN-SCENARIO": N good kernel replies, then SCENARIO
+            first, rest = scen[5:].split("-", 1)
+            scen = "kernel" if n <= int(first) else rest
         if scen == "leak":
             self.error(401, "authentication_error", "Incorrect API key provided: %s" % self.headers.get("Authorization", self.headers.get("x-api-key", "")))
             return
@@ -219,6 +228,13 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data)
             return
         text = reply_text(body, self.proto)
+        if scen in ("kernel", "drop", "droponce", "trunc", "trunconce", "slow", "stall") and KERNEL:
+            text = "Change: try %d\n```cuda\n// try %d\n%s```\n" % (n, n, KERNEL)
+        if scen == "stall":
+            # headers and a first piece, then nothing until the client gives up
+            self.start_stream()
+            time.sleep(30)
+            return
         if scen == "big":
             text = "x" * (9 << 20)
         stop = "length" if scen == "length" else None

@@ -5,7 +5,11 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-export CUTEGEN="$PWD/$BUILD/cutegen" CUTEGEN_RUNNER="$PWD/$BUILD/cutegen-runner" REPO="$PWD"
+# The runner links CUDA and is not built under the sanitizers (build-asan/ has none): the
+# sanitized CLI uses the plain one.
+runner="$PWD/$BUILD/cutegen-runner"
+[ -x "$runner" ] || runner="$PWD/build/cutegen-runner"
+export CUTEGEN="$PWD/$BUILD/cutegen" CUTEGEN_RUNNER="$runner" REPO="$PWD"
 passed=0 failed=0
 log=$(mktemp)
 

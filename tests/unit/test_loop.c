@@ -219,7 +219,9 @@ TEST(stages_builtin_machines_load)
 	CHECK_HAS(g.stages[2].guidance, "SM80_CP_ASYNC_CACHEGLOBAL");
 	stage_machine_release(&g);
 	/* a --prompts directory overrides a file */
-	mkdir_p(xasprintf("%s/stages", test_tmpdir()));
+	char *sd = xasprintf("%s/stages", test_tmpdir());
+	mkdir_p(sd);
+	free(sd);
 	test_write_file("stages/rowwise.txt", "stage: 0\nname: mine\n---\nmy guidance\n");
 	CHECK_INT(stages_load("rowwise", test_tmpdir(), &g, &err), 0);
 	CHECK_STR(g.stages[0].name, "mine");

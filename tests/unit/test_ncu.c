@@ -1,6 +1,7 @@
 /* Tests of the ncu CSV parser, the summarizer and the failure detection (no ncu, no GPU). */
 #include "test.h"
 #include "ncu.h"
+#include "eval.h"
 #include "ncu_csv.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -293,4 +294,33 @@ TEST(ncu_h200_capture_summary_matches_ncu)
 	CHECK_HAS(out.buf, "limited by registers");
 	strbuf_release(&out);
 	ncu_report_release(&rep);
+}
+
+/* Fuzz finding: an ID past the range of long was cast (undefined behaviour). */
+TEST(ncu_csv_huge_id_is_not_cast)
+{
+	const char *csv = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"nsecond\"\n"
+			  "\"1.1e46\",\"k\",\"5\"\n";
+	struct ncu_report rep = NCU_REPORT_INIT;
+	char *err = NULL;
+	CHECK_INT(ncu_csv_parse(csv, strlen(csv), &rep, &err), 0);
+	CHECK_INT((int)rep.nr, 1);
+	CHECK_INT((int)rep.kernels[0].id, 0);
+	ncu_report_release(&rep);
+	free(err);
+}
+
+/* Fuzz finding: a runner report's trial count past the range of int was cast when formatted
+ * (undefined behaviour, caught by UBSan under `make asan`). */
+TEST(eval_format_huge_trials_count)
+{
+	struct eval_result r = EVAL_RESULT_INIT;
+	char *err = NULL;
+	CHECK_INT(eval_result_from_report(&r, "{\"verdict\":\"pass\",\"timing\":{\"median_ms\":1,"
+					  "\"trials\":6.5e14}}", &err), 0);
+	struct strbuf sb = STRBUF_INIT;
+	eval_format(&r, task_builtin("kb1/19_relu"), &sb);
+	CHECK_HAS(sb.buf, "650000000000000 trials");
+	strbuf_release(&sb);
+	eval_result_release(&r);
 }

@@ -1,6 +1,11 @@
 /* Tests of the primitives: strbuf caps, sha256 vectors, option parsing, child processes. */
 #include "test.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "proc.h"
 #include "util/opt.h"
 #include "util/sha256.h"
@@ -141,4 +146,35 @@ TEST(proc_env_is_cleared_and_edited)
 	CHECK_INT(run_command(&cp), 0);
 	CHECK_STR(out.buf, "[][bar]\n");
 	strbuf_release(&out);
+}
+
+/* A child in a network namespace of its own cannot reach a loopback server of ours. */
+TEST(proc_new_netns_cuts_loopback)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	CHECK_INT(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	CHECK_INT(listen(fd, 8), 0);
+	CHECK_INT(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	char script[128];
+	snprintf(script, sizeof(script), "exec 3<>/dev/tcp/127.0.0.1/%d", ntohs(sa.sin_port));
+	const char *argv[] = { "bash", "-c", script, NULL };
+	for (int ns = 0; ns < 2; ns++) {
+		struct child_process cp = CHILD_PROCESS_INIT;
+		cp.argv = argv;
+		cp.new_netns = ns;
+		cp.deadline_s = 10;
+		CHECK_INT(run_command(&cp), 0);
+		if (!ns) {
+			CHECK_INT(cp.netns_applied, 0);
+			CHECK_INT(cp.status, 0); /* the connection works without the namespace */
+		} else if (cp.netns_applied) {
+			CHECK(cp.status != 0);
+		} else {
+			CHECK(geteuid() != 0); /* only unprivileged users fall back */
+		}
+	}
+	close(fd);
 }
