@@ -413,7 +413,9 @@ TEST(store_migrates_and_refuses_newer)
 	CHECK(!store_open(dir, STORE_CREATE, &err));
 	CHECK_HAS(err, "schema version 99, newer than this cutegen understands");
 	free(err);
-	CHECK(!store_open(xasprintf("%s/none", test_tmpdir()), STORE_EXISTING, &err));
+	char *none = xasprintf("%s/none", test_tmpdir());
+	CHECK(!store_open(none, STORE_EXISTING, &err));
+	free(none);
 	CHECK_HAS(err, "holds no run");
 	free(err);
 	free(dir);
