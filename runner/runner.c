@@ -735,8 +735,11 @@ static int reduced_precision(struct ctx *c, const struct dk_stats *st, const str
  * The candidate's work must be on the stream it is given. A gate kernel holds that stream
  * closed while the candidate is called; if the output changes before the gate opens, the
  * work ran elsewhere (another stream, the legacy default stream, a per-thread stream), where
- * the event timer would not see it. The candidate is called once before, so that its module
- * is loaded (lazy loading would otherwise wait for the gate). When the count cannot run
+ * the event timer would not see it. With lazy module loading (CUDA's default) the first
+ * launch of a kernel waits for running kernels, so nothing may be launched for the first
+ * time behind the gate: the candidate is called once before it, and the runner's own gate
+ * and count kernels are loaded by dk_preload(). (Eager loading would do it too, but it loads
+ * all of cuBLASLt at start, seconds of every evaluation.) When the count cannot run
  * beside the closed gate within a few seconds, the check is inconclusive: the gate opens,
  * the report says so, and no verdict is drawn from it.
  */
@@ -1214,9 +1217,6 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	/* every module loaded up front: lazy loading makes a first launch wait for running
-	 * kernels, which the stream check (a gate kernel spinning) must not meet */
-	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	if (c.trials_override < 0 || c.trials_override > MAX_TRIALS)
 		c.trials_override = MAX_TRIALS;
 	setvbuf(stdout, NULL, _IOLBF, 0);
