@@ -20,7 +20,7 @@ trap cleanup EXIT
 fails=0
 ok() { echo "ok - $1"; }
 bad() { echo "not ok - $1"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi; }
 sql() { sqlite3 "$S/suite.db" "$1"; }
 jq_() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
 
