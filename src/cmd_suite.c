@@ -1088,7 +1088,6 @@ static int slurm_track(struct suite_store *ss, const char *suite_dir, const stru
 				unseen_since[e] = 0;
 			}
 			/* merge what the element has written so far */
-			int all_merged = 1;
 			for (long *id = sub->elem_ids[e]; *id >= 0; id++) {
 				struct suite_task t;
 				suite_task_init(&t);
@@ -1101,15 +1100,17 @@ static int slurm_track(struct suite_store *ss, const char *suite_dir, const stru
 					suite_task_release(&t);
 					goto out;
 				}
+				/* merged: the file is renamed so a later attempt's is not mistaken */
+				char *merged = xasprintf("%s/results/%ld.%s_%d.json", suite_dir, *id,
+							 sub->job, e);
 				if (r == 0) {
-					/* merged: the file is renamed so a later attempt's is not mistaken */
 					char *from = xasprintf("%s/results/%ld.json", suite_dir, *id);
-					char *to = xasprintf("%s/results/%ld.%s_%d.json", suite_dir, *id,
-							     sub->job, e);
-					rename(from, to);
+					rename(from, merged);
 					free(from);
-					free(to);
+				} else if (r == 1 && file_exists(merged)) {
+					r = 2; /* merged at an earlier poll, while the element still ran */
 				}
+				free(merged);
 				if (r == 1 && (c == SLURM_COMPLETED || c == SLURM_FAILED || c == SLURM_LOST)) {
 					/* the element ended without this task's result */
 					t.id = *id;
@@ -1123,8 +1124,6 @@ static int slurm_track(struct suite_store *ss, const char *suite_dir, const stru
 					}
 					if (c == SLURM_LOST)
 						(*lost)++;
-				} else if (r == 1) {
-					all_merged = 0;
 				}
 				suite_task_release(&t);
 			}
@@ -1132,7 +1131,6 @@ static int slurm_track(struct suite_store *ss, const char *suite_dir, const stru
 				final[e] = 1;
 			else
 				open++;
-			(void)all_merged;
 		}
 		if (!open)
 			break;

@@ -99,7 +99,10 @@ check "Slurm ran an array of three elements" '[ "$(squeue -h -r --states=all -o 
 check "two tasks done, one failed" '[ "$(sql "select group_concat(status) from (select status from tasks order by id)")" = "done,done,failed" ]' ||
     { echo "# tasks:"; sql "select * from tasks" | sed 's/^/# /'; sed 's/^/# /' "$T/err" | tail -30
       for f in "$S"/slurm/*.out; do echo "# $f"; tail -15 "$f" | sed 's/^/# /'; done; }
-check "the failed element is reported with its cause" 'sql "select message from tasks where id=2" | grep -q "killed by signal 9"'
+check "the failed element is reported with its cause" 'sql "select message from tasks where status=\"failed\"" | grep -q "killed by signal 9"' ||
+    { echo "# tasks:"; sql "select * from tasks" | sed 's/^/# /'; sed 's/^/# /' "$T/err" | tail -30
+      for f in "$S"/slurm/*.out; do echo "# $f"; tail -15 "$f" | sed 's/^/# /'; done
+      for f in "$S"/runs/*/worker.log; do echo "# $f"; tail -15 "$f" | sed 's/^/# /'; done; }
 check "results were merged from the elements" '[ "$(sql "select group_concat(best_speedup) from tasks where status=\"done\"")" = "2.0,1.2" ]'
 check "each task names its array element" '[ "$(sql "select count(*) from tasks where worker like \"slurm:%\"")" = 3 ]'
 check "json: fast_p and geomean" '[ "$(jq_ "$T/out.json" "d[\"fast_p\"][\"0\"], d[\"fast_p\"][\"1.5\"], round(d[\"geomean_speedup\"], 4)")" = "0.6666666666666666 0.3333333333333333 $(python3 -c "print(round((2.0*1.2)**0.5, 4))")" ]'
@@ -111,5 +114,8 @@ timeout 300 "$CUTEGEN" suite "$D/list.txt" --out "$S" --slurm --gpus cpu:1 --att
     --wait-timeout 240 --resume >"$T/out2" 2>"$T/err2"
 rc=$?
 check "resume submits only the failed task and completes (rc $rc)" '[ $rc -eq 0 ] && grep -q "submitted 1 tasks" "$T/err2"'
-check "all done" '[ "$(sql "select count(*) from tasks where status=\"done\"")" = 3 ]'
+check "all done" '[ "$(sql "select count(*) from tasks where status=\"done\"")" = 3 ]' ||
+    { echo "# tasks:"; sql "select * from tasks" | sed 's/^/# /'; sed 's/^/# /' "$T/err2" | tail -30
+      for f in "$S"/slurm/*.out; do echo "# $f"; tail -15 "$f" | sed 's/^/# /'; done
+      for f in "$S"/runs/*/worker.log; do echo "# $f"; tail -15 "$f" | sed 's/^/# /'; done; }
 [ $fails -eq 0 ]
