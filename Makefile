@@ -20,7 +20,7 @@ UTIL_SRC  := $(wildcard src/util/*.c)
 CORE_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
 EMBED_IN  := $(sort $(wildcard prompts/*.txt prompts/*/*.txt tasks/*.json docs/cli/*.txt \
 	       report/*.html export/* docs/kernel-abi.md include/cutegen/*.h tools/*.py \
-	       docs/cute/*.md))
+	       docs/cute/*.md builtin/*.cu))
 RUNNER_C  := $(wildcard runner/*.c)
 RUNNER_CU := $(wildcard runner/*.cu)
 UNIT_SRC  := $(wildcard tests/unit/*.c)

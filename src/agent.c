@@ -7,6 +7,7 @@
  * rebuilds the state of a killed run by applying its stored nodes in order.
  */
 #include "agent.h"
+#include "builtin.h"
 #include "feedback.h"
 #include "paths.h"
 #include "proc.h"
@@ -67,6 +68,11 @@ struct agent {
 	/* retrieval of CuTe documentation (docs/cute, headers, examples) */
 	struct rag *rag;
 	int rag_unavailable;
+
+	/* the builtin policy (o.builtin): its family and what it has tried */
+	struct builtin_space bsp;
+	struct builtin_tried *tried;
+	int ntried, tried_alloc;
 
 	struct agent_totals totals;
 	enum agent_stop stop;
@@ -238,6 +244,14 @@ static void apply_node(struct agent *a, const struct store_node *n, int replay)
 #undef ADD
 	a->totals.wall_s += n->total_s > 0 ? n->total_s : 0;
 	a->step = n->step;
+	struct builtin_config bc;
+	if (a->o.builtin && !builtin_config_of(&a->bsp, n->source, &bc)) {
+		if (a->ntried == a->tried_alloc) {
+			a->tried_alloc = a->tried_alloc ? 2 * a->tried_alloc : 16;
+			a->tried = xrealloc(a->tried, (size_t)a->tried_alloc * sizeof(*a->tried));
+		}
+		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms };
+	}
 
 	strbuf_addf(&line, "#%d stage %d %s", n->iteration, n->stage, n->kind);
 	if (n->change)
@@ -327,6 +341,24 @@ static void apply_node(struct agent *a, const struct store_node *n, int replay)
 	strbuf_release(&line);
 }
 
+/* The builtin family's stages as the stage machine: "start", then those it declares. */
+static void builtin_stage_machine(struct agent *a)
+{
+	struct stage_machine *m = &a->sm;
+	m->workload = xasprintf("builtin %s", a->bsp.family);
+	m->origin = xstrdup(a->bsp.file);
+	m->n = m->alloc = (size_t)a->bsp.nstages + 1;
+	m->stages = xcalloc(m->n, sizeof(*m->stages));
+	for (size_t i = 0; i < m->n; i++) {
+		struct stage *st = &m->stages[i];
+		st->index = (int)i;
+		st->name = xstrdup(i ? a->bsp.stages[i - 1].name : "start");
+		st->max_iters = st->patience = 1 << 20; /* the policy moves on, not the counters */
+		st->watch = xstrdup("ms");
+		st->guidance = xstrdup("");
+	}
+}
+
 static int load_text(const char *dir, const char *name, struct strbuf *sb, char **err)
 {
 	return prompt_file_load(dir, name, sb, err);
@@ -347,7 +379,15 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 	strbuf_init(&a->t_fix, 0);
 	strbuf_init(&a->t_optimize, 0);
 	strbuf_init(&a->history, 0);
-	if (stages_load(task_workload(t), opts->prompts_dir, &a->sm, err) ||
+	if (a->o.builtin) {
+		a->o.fix_attempts = 0; /* a family's candidate is measured, not repaired */
+		if (builtin_space_for(t, opts->build.arch, opts->builtin_dir, &a->bsp, err)) {
+			agent_free(a);
+			return NULL;
+		}
+		builtin_stage_machine(a);
+	}
+	if ((!a->o.builtin && stages_load(task_workload(t), opts->prompts_dir, &a->sm, err)) ||
 	    load_text(opts->prompts_dir, "system.txt", &a->t_system, err) ||
 	    load_text(opts->prompts_dir, "generate.txt", &a->t_generate, err) ||
 	    load_text(opts->prompts_dir, "fix.txt", &a->t_fix, err) ||
@@ -370,6 +410,8 @@ void agent_free(struct agent *a)
 {
 	if (!a)
 		return;
+	builtin_space_release(&a->bsp);
+	free(a->tried);
 	stage_machine_release(&a->sm);
 	strbuf_release(&a->t_system);
 	strbuf_release(&a->t_generate);
@@ -660,6 +702,36 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 	return rc;
 }
 
+/*
+ * The builtin policy's next candidate into src, with the node's kind, stage and change; the
+ * agent's stage follows the policy's. 1 when the walk is over (the run stops).
+ */
+static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *src)
+{
+	struct builtin_config cfg;
+	int stage;
+	char *what = NULL;
+	if (builtin_next(&a->bsp, a->task, a->tried, a->ntried, &cfg, &stage, &what)) {
+		if (a->best_src)
+			set_stop(a, AGENT_STOP_DONE,
+				 xasprintf("the builtin policy walked every stage of the %s family (%d "
+					   "candidates)", a->bsp.family, a->ntried));
+		else
+			set_stop(a, AGENT_STOP_NO_CORRECT,
+				 xasprintf("none of the %d candidates of the builtin %s family was correct",
+					   a->ntried, a->bsp.family));
+		return 1;
+	}
+	while (a->stage < stage && a->stop == AGENT_RUNNING)
+		next_stage(a, 0);
+	a->step++;
+	n->kind = a->best_src ? "optimize" : "generate";
+	n->parent = a->cur_node;
+	n->change = what;
+	builtin_render(&a->bsp, a->task, &cfg, src);
+	return 0;
+}
+
 /* One node: ask, parse, check, compile, evaluate, judge, store, apply. */
 static int run_node(struct agent *a, char **err)
 {
@@ -676,9 +748,12 @@ static int run_node(struct agent *a, char **err)
 	const char *base = NULL; /* the kernel this node edits */
 
 	n.iteration = a->totals.nodes + 1;
-	n.stage = a->stage;
 	n.ms = n.speedup = n.roofline_fraction = -1;
-	if (a->totals.nodes == 0 && a->o.seed_source) {
+	if (a->o.builtin) {
+		if (builtin_node(a, &n, &src))
+			return 0; /* the walk is over */
+		have_src = 1;
+	} else if (a->totals.nodes == 0 && a->o.seed_source) {
 		n.kind = "seed";
 		a->step++;
 	} else if (a->step_open) {
@@ -692,15 +767,19 @@ static int run_node(struct agent *a, char **err)
 		n.parent = a->cur_node;
 		base = a->cur_src;
 	}
+	n.stage = a->stage;
 	n.step = a->step;
-	if (strcmp(n.kind, "seed") && !a->llm) {
+	if (strcmp(n.kind, "seed") && !a->llm && !a->o.builtin) {
 		set_stop(a, AGENT_STOP_NO_MODEL,
 			 xstrdup("no model configured: only the seed kernel was judged"));
 		return 0;
 	}
-	maybe_profile(a, &n);
+	if (!a->o.builtin)
+		maybe_profile(a, &n); /* the policy reads measurements, not profiles */
 
-	if (!strcmp(n.kind, "seed")) {
+	if (a->o.builtin) {
+		/* the candidate is in src */
+	} else if (!strcmp(n.kind, "seed")) {
 		strbuf_addstr(&src, a->o.seed_source);
 		have_src = 1;
 		n.change = "the seed kernel given with --seed-kernel";
@@ -876,7 +955,7 @@ static int run_node(struct agent *a, char **err)
 	emit(a, AGENT_EV_NODE, NULL, &n);
 	rc = 0;
 out:
-	if (n.change && strcmp(n.kind ? n.kind : "", "seed"))
+	if (n.change && (a->o.builtin || strcmp(n.kind ? n.kind : "", "seed")))
 		free(n.change);
 	free(n.message);
 	free(lerr);

@@ -96,18 +96,21 @@ struct agent_opts {
 	const char *run_dir;        /* best.cu is kept up to date here; may be NULL */
 	int no_memcheck;            /* never run compute-sanitizer on crashes */
 	int no_docs;                /* put no retrieved CuTe documentation in prompts */
+	int builtin;                /* no model: the builtin policy proposes every kernel */
+	const char *builtin_dir;    /* its kernel families from DIR, not the embedded builtin/ */
 	struct build_opts build;
 	struct eval_opts eval;
 	agent_event_fn on_event;
 	void *ctx;
 };
 
-#define AGENT_OPTS_INIT { 20, 3, 0, 0, 0, -1, 0.02, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, \
-			  BUILD_OPTS_INIT, EVAL_OPTS_INIT, NULL, NULL }
+#define AGENT_OPTS_INIT { 20, 3, 0, 0, 0, -1, 0.02, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, \
+			  NULL, BUILD_OPTS_INIT, EVAL_OPTS_INIT, NULL, NULL }
 
 struct agent;
 
-/* Copies opts (its strings must outlive the agent); llm may be NULL when a seed is given. */
+/* Copies opts (its strings must outlive the agent); llm may be NULL when a seed is given or
+ * opts->builtin is set (the builtin policy: its family's stages replace the stage machine). */
 struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 			const struct agent_opts *opts, char **err);
 /* Replays the nodes already in the store (resume). */

@@ -5,6 +5,7 @@
  * where the time went. The loop itself is agent.c.
  */
 #include "agent.h"
+#include "builtin.h"
 #include "config.h"
 #include "cutegen.h"
 #include "llm.h"
@@ -30,12 +31,18 @@
 #define SEED_MAX ((size_t)1 << 20)
 
 /* The options run and resume share; strings point into argv or the stored config. */
+/* --iters not given: 20 nodes with a model, BUILTIN_ITERS with the builtin agent */
+#define ITERS_UNSET INT_MIN /* the option parser takes no int below -INT_MAX */
+#define ITERS_MODEL 20
+#define BUILTIN_ITERS 64
+
 struct run_opts {
 	int iters, fix_attempts, profile_from_stage, quiet, json, no_memcheck, no_docs;
+	int builtin; /* no model: the builtin policy proposes the kernels */
 	long max_tokens_total;
 	double max_cost, max_wall, noise, compile_deadline, eval_deadline;
 	int prompt_budget, device;
-	const char *out, *seed, *recorded, *record, *prompts, *arch, *cache_dir;
+	const char *out, *seed, *seed_from, *recorded, *record, *prompts, *arch, *cache_dir;
 };
 
 struct ui {
@@ -158,9 +165,14 @@ static void jset_str(json_t *o, const char *k, const char *v)
 		json_object_set_new(o, k, json_string(v));
 }
 
+static json_t *agent_opts_json(const struct run_opts *r);
+
 /* What a resume needs to run the same loop again (never a key: keys stay in the environment). */
 static json_t *config_json(const struct llm_config *c, const struct run_opts *r)
 {
+	if (r->builtin)
+		return json_pack("{s:{s:s}, s:o}", "llm", "backend", "builtin", "agent",
+				 agent_opts_json(r));
 	json_t *l = c ? json_object() : NULL;
 	if (c) {
 		jset_str(l, "backend", c->backend);
@@ -175,6 +187,11 @@ static json_t *config_json(const struct llm_config *c, const struct run_opts *r)
 		if (c->max_tokens > 0)
 			json_object_set_new(l, "max_tokens", json_integer(c->max_tokens));
 	}
+	return json_pack("{s:o?, s:o}", "llm", c ? l : NULL, "agent", agent_opts_json(r));
+}
+
+static json_t *agent_opts_json(const struct run_opts *r)
+{
 	json_t *a = json_object();
 	jset_str(a, "prompts_dir", r->prompts);
 	jset_str(a, "recorded_evals", r->recorded);
@@ -188,7 +205,7 @@ static json_t *config_json(const struct llm_config *c, const struct run_opts *r)
 	json_object_set_new(a, "device", json_integer(r->device));
 	json_object_set_new(a, "compile_deadline", json_real(r->compile_deadline));
 	json_object_set_new(a, "eval_deadline", json_real(r->eval_deadline));
-	return json_pack("{s:o?, s:o}", "llm", c ? l : NULL, "agent", a);
+	return a;
 }
 
 static void print_summary(const char *run_dir, const struct task *t, struct agent *a,
@@ -307,6 +324,10 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 	o.run_dir = run_dir;
 	o.no_memcheck = r->no_memcheck;
 	o.no_docs = r->no_docs;
+	o.builtin = r->builtin;
+	o.builtin_dir = getenv("CUTEGEN_BUILTIN_DIR");
+	if (o.builtin_dir && !*o.builtin_dir)
+		o.builtin_dir = NULL;
 	o.build.arch = r->arch;
 	o.build.cache_dir = r->cache_dir;
 	o.build.deadline_s = r->compile_deadline;
@@ -382,6 +403,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 		{ "quiet", 'q', OPT_BOOL, &r->quiet },
 		{ "json", 0, OPT_BOOL, &r->json },
 		{ "seed-kernel", 0, OPT_STRING, &r->seed },
+		{ "seed", 0, OPT_STRING, &r->seed_from },
 		{ "recorded-evals", 0, OPT_STRING, &r->recorded },
 		{ "record-evals", 0, OPT_STRING, &r->record },
 		{ "prompts", 0, OPT_STRING, &r->prompts },
@@ -404,7 +426,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 	}
 	if (max_tokens_total >= 0)
 		r->max_tokens_total = (long)max_tokens_total;
-	if (r->iters < 1 || r->fix_attempts < 0 || r->max_tokens_total < 0 || r->max_cost < 0 ||
+	if ((r->iters < 1 && r->iters != ITERS_UNSET) || r->fix_attempts < 0 || r->max_tokens_total < 0 || r->max_cost < 0 ||
 	    r->max_wall < 0 || r->noise < 0 || r->noise > 1 || r->prompt_budget < 0 || r->device < 0 ||
 	    r->compile_deadline < 0 || r->eval_deadline < 0 || r->profile_from_stage < -1) {
 		error("--iters must be at least 1, and --fix-attempts, --max-tokens-total, --max-cost, "
@@ -418,7 +440,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 static void run_opts_defaults(struct run_opts *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->iters = 20;
+	r->iters = ITERS_UNSET;
 	r->fix_attempts = 3;
 	r->profile_from_stage = -1;
 	r->noise = 0.02;
@@ -462,6 +484,42 @@ static char *default_run_dir(const struct task *t)
 	return d;
 }
 
+/* The task's builtin family, loaded before a run directory is made; -1 after an error. */
+static int open_builtin(const struct task *t, const struct run_opts *r, const char *what,
+			struct builtin_space *sp)
+{
+	char *err = NULL;
+	const char *dir = getenv("CUTEGEN_BUILTIN_DIR");
+	if (builtin_space_for(t, r->arch, dir && *dir ? dir : NULL, sp, &err)) {
+		error("%s%s", what, err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_builtin(const struct task *t, const struct run_opts *r)
+{
+	struct builtin_space sp;
+	if (open_builtin(t, r, "", &sp))
+		return -1;
+	builtin_space_release(&sp);
+	return 0;
+}
+
+/* --seed builtin: the builtin family's start kernel is the seed a model improves on. */
+static int seed_builtin(const struct task *t, const struct run_opts *r, struct strbuf *out)
+{
+	struct builtin_space sp;
+	if (open_builtin(t, r, "--seed builtin: ", &sp))
+		return -1;
+	struct builtin_config cfg;
+	memcpy(cfg.v, sp.start, sizeof(cfg.v));
+	builtin_render(&sp, t, &cfg, out);
+	builtin_space_release(&sp);
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts r;
@@ -495,6 +553,15 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
+	if (r.seed && r.seed_from) {
+		error("give either --seed builtin or --seed-kernel FILE, not both");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (r.seed_from && strcmp(r.seed_from, "builtin")) {
+		r.seed = r.seed_from; /* --seed FILE is --seed-kernel FILE */
+		r.seed_from = NULL;
+	}
 	if (r.seed) {
 		int sr = strbuf_read_file(&seed, r.seed, SEED_MAX);
 		if (sr) {
@@ -512,18 +579,37 @@ int cmd_run(int argc, char **argv)
 		rc = lrc == LLM_ERR_INPUT ? EXIT_INPUT : EXIT_USAGE;
 		goto out;
 	}
-	m = open_model(&cfg, &rc);
-	if (rc)
-		goto out;
-	if (!m && !r.seed) {
-		error("no model configured: set OPENAI_API_KEY / ANTHROPIC_API_KEY, or --backend "
-		      "cmd/replay (--llm-cmd, --replay), or give --seed-kernel FILE to judge a kernel "
-		      "without a model; 'cutegen llm' shows the backends");
-		rc = EXIT_ENV;
+	r.builtin = cfg.backend && !strcmp(cfg.backend, "builtin");
+	if (!r.builtin) {
+		m = open_model(&cfg, &rc);
+		if (rc)
+			goto out;
+	}
+	if (!m && !r.seed && !r.seed_from && !r.builtin) {
+		r.builtin = 1;
+		if (!r.quiet && !r.json)
+			fprintf(stderr, "note: no model configured (OPENAI_API_KEY, ANTHROPIC_API_KEY, "
+				"--backend cmd/replay): the builtin agent tunes cutegen's own CuTe "
+				"kernels; 'cutegen llm' shows the backends\n");
+	}
+	if (r.builtin && (r.seed || r.seed_from)) {
+		error("the builtin agent starts from its own kernel family: --seed and --seed-kernel "
+		      "are for runs with a model");
+		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (!m && !r.quiet && !r.json)
+	if (r.builtin && check_builtin(t, &r)) {
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (r.seed_from && seed_builtin(t, &r, &seed)) {
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (!m && !r.builtin && !r.quiet && !r.json)
 		fprintf(stderr, "note: no model configured: judging the seed kernel only\n");
+	if (r.iters == ITERS_UNSET)
+		r.iters = r.builtin ? BUILTIN_ITERS : ITERS_MODEL;
 	run_dir = r.out ? xstrdup(r.out) : default_run_dir(t);
 	s = store_open(run_dir, STORE_CREATE, &err);
 	if (!s) {
@@ -549,7 +635,7 @@ int cmd_run(int argc, char **argv)
 		error("%s", err);
 		goto out;
 	}
-	rc = drive(run_dir, t, s, m, &r, r.seed ? seed.buf : NULL, 0);
+	rc = drive(run_dir, t, s, m, &r, r.seed || r.seed_from ? seed.buf : NULL, 0);
 out:
 	free(err);
 	free(run_dir);
@@ -592,7 +678,7 @@ static void restore_opts(struct run_opts *r, const struct run_opts *given, json_
 	KEEP_NUM(device, agent, "device", 0);
 	KEEP_NUM(compile_deadline, agent, "compile_deadline", 0);
 	KEEP_NUM(eval_deadline, agent, "eval_deadline", 0);
-	KEEP_NUM(iters, budgets, "iters", 20);
+	KEEP_NUM(iters, budgets, "iters", ITERS_UNSET);
 	KEEP_NUM(fix_attempts, budgets, "fix_attempts", 3);
 	KEEP_NUM(max_tokens_total, budgets, "max_tokens_total", 0);
 	KEEP_NUM(max_cost, budgets, "max_cost", 0);
@@ -615,8 +701,9 @@ int cmd_resume(int argc, char **argv)
 		error("resume needs one run directory (got %d): usage: cutegen resume RUN_DIR", np);
 		return EXIT_USAGE;
 	}
-	if (r.seed || r.out) {
-		error("--seed-kernel and --out belong to 'cutegen run'; resume continues RUN_DIR in place");
+	if (r.seed || r.seed_from || r.out) {
+		error("--seed, --seed-kernel and --out belong to 'cutegen run'; resume continues RUN_DIR "
+		      "in place");
 		return EXIT_USAGE;
 	}
 	given = r;
@@ -695,15 +782,20 @@ int cmd_resume(int argc, char **argv)
 		rc = lrc == LLM_ERR_INPUT ? EXIT_INPUT : EXIT_USAGE;
 		goto out;
 	}
-	m = open_model(&cfg, &rc);
-	if (rc)
-		goto out;
-	if (!m) {
+	r.builtin = cfg.backend && !strcmp(cfg.backend, "builtin");
+	if (!r.builtin) {
+		m = open_model(&cfg, &rc);
+		if (rc)
+			goto out;
+	}
+	if (!m && !r.builtin) {
 		error("no model configured to continue run '%s' with: set OPENAI_API_KEY / "
-		      "ANTHROPIC_API_KEY, or --backend cmd/replay", run_dir);
+		      "ANTHROPIC_API_KEY, or --backend cmd/replay (or --backend builtin)", run_dir);
 		rc = EXIT_ENV;
 		goto out;
 	}
+	if (r.iters == ITERS_UNSET)
+		r.iters = r.builtin ? BUILTIN_ITERS : ITERS_MODEL;
 	/* the budgets in force now (stored ones, or raised on this command line) are the run's */
 	json_t *nb = budgets_json(&r);
 	char *nbs = json_dumps(nb, JSON_COMPACT | JSON_SORT_KEYS);

@@ -41,6 +41,7 @@ int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_builtin(int argc, char **argv);
 int cmd_task(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

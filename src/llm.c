@@ -180,7 +180,7 @@ double llm_cost(const struct llm_price *p, long in, long out, long cached)
 static int backend_known(const char *b)
 {
 	return !strcmp(b, "openai") || !strcmp(b, "anthropic") || !strcmp(b, "cmd") ||
-	       !strcmp(b, "replay");
+	       !strcmp(b, "replay") || !strcmp(b, "builtin");
 }
 
 static int env_set(const char *name)
@@ -204,7 +204,7 @@ int llm_config_resolve(struct llm_config *cfg, char **err)
 		cfg->backend = xstrdup(b);
 	}
 	if (!backend_known(cfg->backend)) {
-		*err = xasprintf("unknown backend '%s'; use openai, anthropic, cmd or replay",
+		*err = xasprintf("unknown backend '%s'; use openai, anthropic, cmd, replay or builtin",
 				 cfg->backend);
 		return LLM_ERR_CONFIG;
 	}
@@ -326,7 +326,7 @@ int llm_configured(const struct llm_config *cfg)
 	int explicit_env = cfg->api_key_env != NULL;
 	if (llm_config_resolve(&c, &err))
 		goto out;
-	if (!strcmp(c.backend, "cmd") || !strcmp(c.backend, "replay"))
+	if (!strcmp(c.backend, "cmd") || !strcmp(c.backend, "replay") || !strcmp(c.backend, "builtin"))
 		ok = 1;
 	else
 		ok = find_key(&c, explicit_env, &key, NULL) == LLM_OK;
@@ -400,7 +400,7 @@ void llm_describe_backends(const struct llm_config *cfg, struct strbuf *out)
 	llm_config_copy(&chosen, cfg);
 	if (llm_config_resolve(&chosen, &err) == LLM_OK)
 		strbuf_addf(out, "  default: %s%s\n", chosen.backend,
-			    llm_configured(cfg) ? "" : " (not configured: cutegen run needs one of the backends below)");
+			    llm_configured(cfg) ? "" : " (not configured: cutegen run uses the builtin agent)");
 	else
 		strbuf_addf(out, "  default: none (%s)\n", err);
 	free(err);
@@ -408,6 +408,9 @@ void llm_describe_backends(const struct llm_config *cfg, struct strbuf *out)
 	const char *names[] = { "openai", "anthropic", "cmd", "replay" };
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		describe_one(cfg, names[i], out);
+	strbuf_addf(out, "  %-10s always available: no model, cutegen's own CuTe kernel families tuned "
+			 "by measurement (what 'cutegen run' uses when no model is configured)\n",
+		    "builtin");
 	llm_config_release(&loaded);
 }
 
@@ -817,6 +820,13 @@ struct llm *llm_open(const struct llm_config *cfg, int *rcp, char **err)
 	rc = llm_config_resolve(&m->cfg, err);
 	if (rc)
 		goto out;
+	if (!strcmp(m->cfg.backend, "builtin")) {
+		*err = xstrdup("the builtin backend is no language model: it is the offline policy of "
+			       "'cutegen run --backend builtin' over cutegen's own CuTe kernel families; "
+			       "choose openai, anthropic, cmd or replay here");
+		rc = LLM_ERR_CONFIG;
+		goto out;
+	}
 	m->be = find_backend(m->cfg.backend);
 	if (!m->be)
 		BUG("backend '%s' resolved but not found", m->cfg.backend);

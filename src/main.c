@@ -18,6 +18,7 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "task", cmd_task, "show or check one task spec" },
 	{ "build", cmd_build, "policy-check and compile one kernel with nvcc (cached)" },
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
+	{ "builtin", cmd_builtin, "show the builtin agent's kernel family for a task, or one candidate" },
 	{ "run", cmd_run, "generate, test and refine one CuTe kernel for a task, in stages" },
 	{ "resume", cmd_resume, "continue a killed or stopped run from its last complete node" },
 	{ "runs", cmd_runs, "list run directories with their task, status and best speedup" },

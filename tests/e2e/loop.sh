@@ -105,10 +105,11 @@ check "a pass as fast as the best is kept" '[ "$(sql "$T/run2" "select outcome f
 check "no recompiles of a known kernel" '[ "$(jq_ "$T/out2.json" "d[\"compiles\"]")" = 0 ]'
 
 # ---- 3. no model configured ----
-"$CUTEGEN" run "$D/relu_small.json" --out "$T/run3" >"$T/out3" 2>"$T/err3"
+# (tests/e2e/builtin.sh runs the builtin agent; here its candidate has no recorded evaluation)
+CUTEGEN_BUILTIN_DIR="$REPO/tests/data/builtin" "$CUTEGEN" run "$D/relu_small.json" --recorded-evals "$R" --out "$T/run3" >"$T/out3" 2>"$T/err3"
 rc=$?
-check "no model: exit 4 (rc $rc)" '[ $rc -eq 4 ]'
-check "no model: says so" 'grep -q "error: no model configured: set OPENAI_API_KEY / ANTHROPIC_API_KEY" "$T/err3"'
+check "no model: the builtin agent runs; its kernel has no recorded evaluation: exit 4 (rc $rc)" '[ $rc -eq 4 ] && grep -q "no recorded evaluation for this kernel" "$T/err3"'
+check "no model: says so, and names the backends" 'grep -q "note: no model configured (OPENAI_API_KEY, ANTHROPIC_API_KEY, --backend cmd/replay): the builtin agent" "$T/err3"'
 "$CUTEGEN" run "$D/relu_small.json" --seed-kernel "$T/k_good.cu" --recorded-evals "$R" --out "$T/run3b" --json >"$T/out3b.json" 2>"$T/err3b"
 rc=$?
 check "no model with a seed: judges the seed only (rc $rc)" '[ $rc -eq 0 ] && [ "$(jq_ "$T/out3b.json" "d[\"stop\"], d[\"nodes\"], d[\"best\"][\"node\"]")" = "no_model 1 1" ]'

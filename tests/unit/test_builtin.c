@@ -1,0 +1,231 @@
+/* The builtin agent's space parser, rendering and policy walk (builtin.c). */
+#include "builtin.h"
+#include "task.h"
+#include "test.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+
+static const char *tmpl =
+	"/*\n"
+	" * a test family\n"
+	" * cutegen-space: CG_P_A=1,2,4 CG_P_B=10,20 CG_P_T=128x64,64x64\n"
+	" * cutegen-start: CG_P_A=2 CG_P_T=64x64\n"
+	" * cutegen-stages: first=CG_P_A second=CG_P_B,CG_P_T\n"
+	" */\n"
+	"int x;\n";
+
+static int parse(const char *text, struct builtin_space *sp, char **err)
+{
+	memset(sp, 0, sizeof(*sp));
+	snprintf(sp->family, sizeof(sp->family), "elementwise");
+	sp->file = xstrdup("t.cu");
+	sp->text = xstrdup(text);
+	return builtin_space_parse(text, "t.cu", sp, err);
+}
+
+TEST(builtin_space_parses_header)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	CHECK_INT(parse(tmpl, &sp, &err), 0);
+	CHECK_INT(sp.nparams, 3);
+	CHECK_STR(sp.params[2].name, "CG_P_T");
+	CHECK_STR(sp.params[2].vals[0], "128x64");
+	CHECK_INT(sp.start[0], 1);
+	CHECK_INT(sp.start[1], 0);
+	CHECK_INT(sp.start[2], 1);
+	CHECK_INT(sp.nstages, 2);
+	CHECK_STR(sp.stages[1].name, "second");
+	CHECK_INT(sp.stages[1].nparams, 2);
+	builtin_space_release(&sp);
+}
+
+TEST(builtin_space_errors_name_the_problem)
+{
+	struct {
+		const char *text, *msg;
+	} cases[] = {
+		{ "// cutegen-start: CG_P_A=1\n// cutegen-stages: s=CG_P_A\n", "no '// cutegen-space:'" },
+		{ "// cutegen-space: CG_P_A=1\n// cutegen-stages: s=CG_P_A\n", "no '// cutegen-start:'" },
+		{ "// cutegen-space: A=1\n// cutegen-start:\n// cutegen-stages: s=A\n", "not NAME=V1,V2" },
+		{ "// cutegen-space: CG_P_A=1,1\n// cutegen-start:\n// cutegen-stages: s=CG_P_A\n",
+		  "repeated" },
+		{ "// cutegen-space: CG_P_A=1,x\n// cutegen-start:\n// cutegen-stages: s=CG_P_A\n",
+		  "bad" },
+		{ "// cutegen-space: CG_P_A=1\n// cutegen-start: CG_P_A=3\n// cutegen-stages: s=CG_P_A\n",
+		  "one of its values" },
+		{ "// cutegen-space: CG_P_A=1\n// cutegen-start:\n// cutegen-stages: s=CG_P_B\n",
+		  "does not declare" },
+		{ "// cutegen-space: CG_P_A=1 CG_P_A=2\n// cutegen-start:\n// cutegen-stages: s=CG_P_A\n",
+		  "declared twice" },
+		{ "// cutegen-space: CG_P_A=1\n// cutegen-start:\n// cutegen-stages:\n", "no stages" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct builtin_space sp;
+		char *err = NULL;
+		int r = parse(cases[i].text, &sp, &err);
+		if (r != -1 || !err || !strstr(err, cases[i].msg)) {
+			test_fail(__FILE__, __LINE__, "case %zu: got %d '%s', expected '%s'", i, r,
+				  err ? err : "(none)", cases[i].msg);
+			return;
+		}
+		CHECK_HAS(err, "t.cu");
+		free(err);
+		builtin_space_release(&sp);
+	}
+}
+
+TEST(builtin_render_and_read_back)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	CHECK_INT(parse(tmpl, &sp, &err), 0);
+	const struct task *t = task_builtin("kb1/19_relu");
+	CHECK(t);
+	struct builtin_config c, back;
+	memcpy(c.v, sp.start, sizeof(c.v));
+	c.v[2] = 0;
+	struct strbuf src = STRBUF_INIT;
+	builtin_render(&sp, t, &c, &src);
+	CHECK_HAS(src.buf, "// cutegen-builtin: family=elementwise CG_P_A=2 CG_P_B=10 CG_P_T=128x64\n");
+	CHECK_HAS(src.buf, "#define CG_ACT Relu\n");
+	CHECK_HAS(src.buf, "#define CG_T_IN float\n");
+	CHECK_HAS(src.buf, "#define CG_P_T_0 128\n#define CG_P_T_1 64\n");
+	CHECK_HAS(src.buf, "int x;\n");
+	CHECK_INT(builtin_config_of(&sp, src.buf, &back), 0);
+	CHECK(!memcmp(back.v, c.v, sizeof(int) * 3));
+	CHECK_INT(builtin_config_of(&sp, "// cutegen-builtin: family=other CG_P_A=2\n", &back), -1);
+	CHECK_INT(builtin_config_of(&sp, "// cutegen-builtin: family=elementwise CG_P_A=3\n", &back), -1);
+	CHECK_INT(builtin_config_parse(&sp, "CG_P_Q=1", &back, &err), -1);
+	CHECK_HAS(err, "CG_P_A in {1,2,4}");
+	free(err);
+	strbuf_release(&src);
+	builtin_space_release(&sp);
+}
+
+TEST(builtin_render_gemm_macros)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	CHECK_INT(parse(tmpl, &sp, &err), 0);
+	struct builtin_config c;
+	memcpy(c.v, sp.start, sizeof(c.v));
+	struct strbuf src = STRBUF_INIT;
+	builtin_render(&sp, task_builtin("kb1/18_matmul_transposed_both"), &c, &src);
+	CHECK_HAS(src.buf, "#define CG_A_COL 1\n#define CG_B_COL 1\n#define CG_BATCHED 0\n");
+	strbuf_reset(&src);
+	builtin_render(&sp, task_builtin("kb1/14_upper_triangular_matmul"), &c, &src);
+	CHECK_HAS(src.buf, "#define CG_A_STRUCT 2\n#define CG_B_STRUCT 2\n#define CG_OUT_MASK 1\n");
+	strbuf_reset(&src);
+	builtin_render(&sp, task_builtin("hopper/gemm_bf16_4096_bias_relu"), &c, &src);
+	CHECK_HAS(src.buf, "#define CG_T_IN cute::bfloat16_t\n");
+	CHECK_HAS(src.buf, "#define CG_EPI_BIAS 1\n#define CG_EPI_ACT EpiRelu\n");
+	strbuf_reset(&src);
+	builtin_render(&sp, task_builtin("hopper/gemm_fp8_8192"), &c, &src);
+	CHECK_HAS(src.buf, "#define CG_T_IN cute::float_e4m3_t\n#define CG_T_OUT cute::bfloat16_t\n");
+	strbuf_release(&src);
+	builtin_space_release(&sp);
+}
+
+/* a cost model for the walk: every setting's time, -1 = fails */
+static double cost(const struct builtin_config *c)
+{
+	static const double a[] = { 3, 2, 1.5 }, b[] = { 0, 0.25 }, t[] = { -0.5, 0 };
+	if (c->v[0] == 0 && c->v[1] == 1)
+		return -1;
+	return a[c->v[0]] + b[c->v[1]] + t[c->v[2]];
+}
+
+static int walk(const struct builtin_space *sp, struct builtin_tried *tried, int *stages)
+{
+	const struct task *t = task_builtin("kb1/19_relu");
+	int n = 0, stage;
+	struct builtin_config c;
+	char *what;
+	while (!builtin_next(sp, t, tried, n, &c, &stage, &what)) {
+		double ms = cost(&c);
+		tried[n] = (struct builtin_tried){ c, ms >= 0, ms };
+		stages[n++] = stage;
+		free(what);
+		if (n == 64)
+			break;
+	}
+	return n;
+}
+
+TEST(builtin_policy_walks_stages_and_keeps_the_best)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	CHECK_INT(parse(tmpl, &sp, &err), 0);
+	struct builtin_tried tried[64];
+	int stages[64];
+	int n = walk(&sp, tried, stages);
+	/* start (A=2 B=10 T=64x64), stage 1: A=1, A=4 -> A=4 best (1.5); stage 2 around A=4:
+	 * (B,T) in {10,20}x{128x64,64x64} minus the base: 3 candidates */
+	CHECK_INT(n, 6);
+	CHECK_INT(stages[0], 0);
+	CHECK_INT(stages[1], 1);
+	CHECK_INT(stages[2], 1);
+	CHECK_INT(stages[3], 2);
+	CHECK_INT(stages[5], 2);
+	CHECK_INT(tried[1].cfg.v[0], 0);
+	CHECK_INT(tried[2].cfg.v[0], 2);
+	for (int i = 3; i < n; i++)
+		CHECK_INT(tried[i].cfg.v[0], 2); /* stage 2 builds on stage 1's best */
+	/* the best of the walk: A=4 B=10 T=128x64 at 1.0 */
+	int best = -1;
+	for (int i = 0; i < n; i++)
+		if (tried[i].passed && (best < 0 || tried[i].ms < tried[best].ms))
+			best = i;
+	CHECK_INT(tried[best].cfg.v[1], 0);
+	CHECK_INT(tried[best].cfg.v[2], 0);
+	/* deterministic: the same measurements, the same walk; a prefix resumes it */
+	struct builtin_tried again[64];
+	int st2[64];
+	CHECK_INT(walk(&sp, again, st2), n);
+	CHECK(!memcmp(again, tried, sizeof(tried[0]) * (size_t)n));
+	struct builtin_config c;
+	int stage;
+	char *what;
+	CHECK_INT(builtin_next(&sp, task_builtin("kb1/19_relu"), tried, 3, &c, &stage, &what), 0);
+	CHECK(!memcmp(c.v, tried[3].cfg.v, sizeof(int) * 3));
+	CHECK_HAS(what, "builtin elementwise, second:");
+	free(what);
+	builtin_space_release(&sp);
+}
+
+TEST(builtin_policy_failing_start_still_explores)
+{
+	/* start at A=1 B=20: fails; the walk goes on around it and finds correct ones */
+	struct builtin_space sp;
+	char *err = NULL;
+	CHECK_INT(parse("// cutegen-space: CG_P_A=1,2,4 CG_P_B=10,20 CG_P_T=128x64,64x64\n"
+			"// cutegen-start: CG_P_A=1 CG_P_B=20\n"
+			"// cutegen-stages: first=CG_P_A second=CG_P_B,CG_P_T\n", &sp, &err), 0);
+	struct builtin_tried tried[64];
+	int stages[64];
+	int n = walk(&sp, tried, stages);
+	CHECK(!tried[0].passed);
+	int passed = 0;
+	for (int i = 0; i < n; i++)
+		passed += tried[i].passed;
+	CHECK(passed > 0);
+	builtin_space_release(&sp);
+}
+
+TEST(builtin_families_of_tasks)
+{
+	char *err = NULL;
+	CHECK_STR(builtin_family_file(task_builtin("kb1/19_relu"), NULL, &err), "builtin/elementwise.cu");
+	CHECK_STR(builtin_family_file(task_builtin("kb1/5_scalar_mul"), NULL, &err), "builtin/elementwise.cu");
+	CHECK_STR(builtin_family_file(task_builtin("kb1/23_softmax"), NULL, &err), "builtin/rowwise.cu");
+	CHECK_STR(builtin_family_file(task_builtin("kb1/4_matvec"), NULL, &err), "builtin/matvec.cu");
+	CHECK_STR(builtin_family_file(task_builtin("kb1/12_diag_matmul"), NULL, &err), "builtin/diag_matmul.cu");
+	CHECK_STR(builtin_family_file(task_builtin("kb1/1_square_matmul"), NULL, &err), "builtin/gemm_simt.cu");
+	CHECK_STR(builtin_family_file(task_builtin("hopper/gemm_fp8_8192"), "sm_90a", &err), "builtin/gemm_sm90.cu");
+	CHECK(!builtin_family_file(task_builtin("hopper/gemm_bf16_4096"), "sm_80", &err));
+	CHECK_HAS(err, "sm_90a");
+	free(err);
+}
