@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 volatile sig_atomic_t agent_interrupted;
 
@@ -73,6 +75,7 @@ struct agent {
 	struct builtin_space bsp;
 	struct builtin_tried *tried;
 	int ntried, tried_alloc;
+	int prebuilt_stage;   /* the stage whose candidates were compiled ahead, in parallel */
 
 	struct agent_totals totals;
 	enum agent_stop stop;
@@ -399,6 +402,7 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 			  : !strcmp(task_workload(t), "gemm") ? 2 : 1;
 	a->best_ms = a->best_speedup = a->best_roof = -1;
 	a->cur_ms = -1;
+	a->prebuilt_stage = -1;
 	a->totals.best_ms = a->totals.best_speedup = a->totals.best_roof = -1;
 	a->totals.stage_name = a->sm.stages[0].name;
 	if (llm)
@@ -703,6 +707,49 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 }
 
 /*
+ * Compiles the current stage's candidates ahead, several nvcc at once (forked children that
+ * fill the compile cache): a stage's candidates do not depend on each other's times, and the
+ * evaluations that follow are then cache hits. Failures are left for the node to report.
+ */
+static void prebuild(struct agent *a)
+{
+	struct builtin_config c[BUILTIN_STAGE_CANDIDATES_MAX];
+	int n = builtin_pending(&a->bsp, a->task, a->tried, a->ntried, c);
+	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *e = getenv("CUTEGEN_BUILD_JOBS");
+	if (e && *e)
+		jobs = strtol(e, NULL, 10);
+	if (jobs > 16)
+		jobs = 16;
+	if (n < 2 || jobs < 2)
+		return;
+	char *t = xasprintf("compiling the %d candidates of this stage, %ld at a time", n,
+			    jobs < n ? jobs : n);
+	emit(a, AGENT_EV_NOTE, t, NULL);
+	free(t);
+	fflush(NULL);
+	int running = 0;
+	for (int i = 0; i < n; i++) {
+		if (running == jobs && waitpid(-1, NULL, 0) > 0)
+			running--;
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct strbuf src = STRBUF_INIT;
+			struct policy_report pol = POLICY_REPORT_INIT;
+			struct build_result br = BUILD_RESULT_INIT;
+			char *err = NULL;
+			builtin_render(&a->bsp, a->task, &c[i], &src);
+			build_checked(&a->o.build, src.buf, src.len, &pol, &br, &err);
+			_exit(0);
+		}
+		if (pid > 0)
+			running++;
+	}
+	while (running > 0 && waitpid(-1, NULL, 0) > 0)
+		running--;
+}
+
+/*
  * The builtin policy's next candidate into src, with the node's kind, stage and change; the
  * agent's stage follows the policy's. 1 when the walk is over (the run stops).
  */
@@ -724,6 +771,10 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 	}
 	while (a->stage < stage && a->stop == AGENT_RUNNING)
 		next_stage(a, 0);
+	if (stage != a->prebuilt_stage) {
+		a->prebuilt_stage = stage;
+		prebuild(a);
+	}
 	a->step++;
 	n->kind = a->best_src ? "optimize" : "generate";
 	n->parent = a->cur_node;

@@ -545,35 +545,35 @@ static char *describe(const struct builtin_space *sp, const char *stage,
 	return strbuf_detach(&sb, NULL);
 }
 
-int builtin_next(const struct builtin_space *sp, const struct task *t,
-		 const struct builtin_tried *tried, int ntried, struct builtin_config *cfg,
-		 int *stage, char **what)
+/*
+ * Replays the walk over what was tried: the stage whose candidates are being tried now (0 = the
+ * start), its base and its candidates in order; returns the index of the first one not yet
+ * tried, or -1 when the walk is over.
+ */
+static int walk(const struct builtin_space *sp, const struct task *t,
+		const struct builtin_tried *tried, int ntried, int *stage,
+		struct builtin_config *base, struct builtin_config *cands, int *ncands)
 {
-	struct builtin_config start = { { 0 } }, best;
-	memcpy(start.v, sp->start, sizeof(start.v));
+	struct builtin_config best = { { 0 } };
+	memcpy(best.v, sp->start, sizeof(best.v));
 	int np = sp->nparams;
-	int i = find_tried(tried, ntried, &start, np);
-	if (i < 0) {
-		*cfg = start;
-		*stage = 0;
-		*what = describe(sp, "start", NULL, &start);
+	int i = find_tried(tried, ntried, &best, np);
+	*stage = 0;
+	*base = best;
+	cands[0] = best;
+	*ncands = 1;
+	if (i < 0)
 		return 0;
-	}
-	best = start;
 	int have = tried[i].passed;
 	double best_ms = tried[i].ms;
-	struct builtin_config cands[BUILTIN_STAGE_CANDIDATES_MAX];
 	for (int s = 0; s < sp->nstages; s++) {
-		struct builtin_config base = best;
-		int n = stage_candidates(sp, t, &sp->stages[s], &base, cands);
-		for (int k = 0; k < n; k++) {
+		*base = best;
+		*stage = s + 1;
+		*ncands = stage_candidates(sp, t, &sp->stages[s], base, cands);
+		for (int k = 0; k < *ncands; k++) {
 			int j = find_tried(tried, ntried, &cands[k], np);
-			if (j < 0) {
-				*cfg = cands[k];
-				*stage = s + 1;
-				*what = describe(sp, sp->stages[s].name, &base, &cands[k]);
-				return 0;
-			}
+			if (j < 0)
+				return k;
 			if (tried[j].passed && tried[j].ms >= 0 &&
 			    (!have || best_ms < 0 || tried[j].ms < best_ms)) {
 				best = cands[k];
@@ -582,5 +582,33 @@ int builtin_next(const struct builtin_space *sp, const struct task *t,
 			}
 		}
 	}
-	return 1;
+	return -1;
+}
+
+int builtin_next(const struct builtin_space *sp, const struct task *t,
+		 const struct builtin_tried *tried, int ntried, struct builtin_config *cfg,
+		 int *stage, char **what)
+{
+	struct builtin_config base, cands[BUILTIN_STAGE_CANDIDATES_MAX];
+	int n;
+	int k = walk(sp, t, tried, ntried, stage, &base, cands, &n);
+	if (k < 0)
+		return 1;
+	*cfg = cands[k];
+	*what = *stage ? describe(sp, sp->stages[*stage - 1].name, &base, cfg)
+		       : describe(sp, "start", NULL, cfg);
+	return 0;
+}
+
+int builtin_pending(const struct builtin_space *sp, const struct task *t,
+		    const struct builtin_tried *tried, int ntried,
+		    struct builtin_config out[BUILTIN_STAGE_CANDIDATES_MAX])
+{
+	struct builtin_config base, cands[BUILTIN_STAGE_CANDIDATES_MAX];
+	int n, stage, m = 0;
+	int k = walk(sp, t, tried, ntried, &stage, &base, cands, &n);
+	for (int i = k < 0 ? n : k; i < n; i++)
+		if (find_tried(tried, ntried, &cands[i], sp->nparams) < 0)
+			out[m++] = cands[i];
+	return m;
 }

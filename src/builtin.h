@@ -98,4 +98,10 @@ int builtin_config_parse(const struct builtin_space *sp, const char *text,
 int builtin_next(const struct builtin_space *sp, const struct task *t,
 		 const struct builtin_tried *tried, int ntried, struct builtin_config *cfg,
 		 int *stage, char **what);
+/* The candidates of the current stage not tried yet (what the next nodes will try, whatever
+ * they measure: the stage's base is fixed); the count. */
+int builtin_pending(const struct builtin_space *sp, const struct task *t,
+		    const struct builtin_tried *tried, int ntried,
+		    struct builtin_config out[BUILTIN_STAGE_CANDIDATES_MAX]);
+
 #endif

@@ -11,7 +11,7 @@ T=$(mktemp -d)
 export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
 echo "{}" >"$CUTEGEN_CONFIG"
 unset OPENAI_API_KEY ANTHROPIC_API_KEY CUTEGEN_BACKEND CUTEGEN_LLM_CMD CUTEGEN_REPLAY CUTEGEN_RECORDED_EVALS
-export CUTEGEN_BUILTIN_DIR="$REPO/tests/data/builtin"
+export CUTEGEN_BUILTIN_DIR="$REPO/tests/data/builtin" CUTEGEN_BUILD_JOBS=2
 fails=0
 ok() { echo "ok - $1"; }
 bad() { echo "not ok - $1"; fails=$((fails + 1)); }
@@ -81,6 +81,8 @@ check "the failing candidate is a failed node, not the best" \
     sql "$T/run1" "select id, verdict, change from nodes"
 check "the best is the fastest correct point the walk reached (1.10 ms)" \
     '[ "$(jq_ "$T/out1.json" "d[\"best\"][\"ms\"]")" = 1.1 ] && head -1 "$T/run1/best.cu" | grep -q "CG_P_THREADS=256 CG_P_UNROLL=4 CG_P_WAVES=1"'
+check "a stage's candidates were compiled ahead in parallel: the nodes found them built" \
+    '[ "$(jq_ "$T/out1.json" "d[\"compile_cache_hits\"] >= 8")" = True ]'
 check "each node says what it changed" \
     '[ "$(sql "$T/run1" "select change from nodes where id=10")" = "builtin elementwise, grid: CG_P_WAVES 0 -> 1" ]'
 check "the run records the builtin backend" 'sql "$T/run1" "select config_json from runs" | grep -q "\"backend\": *\"builtin\""'
