@@ -2,7 +2,7 @@
 # Run ON THE GPU MACHINE (device tool), after bench/gpu_bundle.sh here, carrying build,
 # .gpu/bundle.tar.gz (unpacked first). Sets up the carried libraries, prints the machine, then runs the GPU
 # tests and the example benchmark; everything lands in $OUT.
-#   bash bench/gpu_session.sh [tests] [bench] [profile]
+#   bash bench/gpu_session.sh [tests] [bench] [profile] [loop] [builtin]
 set -u
 cd "$(dirname "$0")/.."
 [ -f .gpu/bundle.tar.gz ] && tar -xzf .gpu/bundle.tar.gz
@@ -35,6 +35,7 @@ for what in "$@"; do
             echo "== $name"; cat "$OUT/ncu/profile_$name.txt"
         done 2>&1 | tee "$OUT/profile.log" ;;
     loop) OUT="$OUT" bash bench/loop_demo.sh 2>&1 | tee "$OUT/loop.log" ;;
+    builtin) OUT="$OUT" bash bench/builtin_suite.sh 2>&1 | tee "$OUT/builtin.log"; cp "$OUT/bench_builtin.json" "$FINAL/" ;;
     esac
 done
 tar -czf "$FINAL/session.tgz" -C "$OUT" .

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Run ON THE GPU MACHINE (bench/gpu_session.sh builtin): the builtin agent over the kb1 and
+# hopper suites (`cutegen suite SUITE --backend builtin`), every evaluation recorded, then the
+# best kernel of each memory-bound task against PyTorch eager in the same process
+# (`cutegen eval --torch`, where torch is installed). Writes $OUT/bench_builtin.json: per task
+# the verdict, speedup vs the baseline (cuBLASLt for GEMMs), fraction of the roofline (copy
+# bandwidth for memory-bound ops), speedup vs eager, and which of issue #8's targets are met.
+set -u
+cd "$(dirname "$0")/.."
+: "${OUT:?set OUT}"
+SUITES=${BUILTIN_SUITES:-"hopper kb1"}
+CUTEGEN=${CUTEGEN:-build/cutegen}
+for s in $SUITES; do
+    start=$(date +%s)
+    "$CUTEGEN" suite "$s" --out "$OUT/suite-$s" --json --backend builtin \
+        --run-args "--record-evals $OUT/evals" >"$OUT/suite-$s.json" 2>"$OUT/suite-$s.log"
+    echo "suite $s: rc $? in $(( $(date +%s) - start )) s"
+done
+: >"$OUT/torch.jsonl"
+if python3 -c "import torch" 2>/dev/null; then
+    for s in $SUITES; do
+        [ -f "$OUT/suite-$s.json" ] || continue
+        python3 - "$OUT/suite-$s.json" <<'PY' | while read -r task dir; do
+import json, sys
+for r in json.load(open(sys.argv[1])).get("results", []):
+    if r.get("correct") and r["task"].startswith("kb1/") and not any(
+            k in r["task"] for k in ("matmul", "matvec")):
+        print(r["task"], r["run_dir"])
+PY
+            "$CUTEGEN" eval "$dir/best.cu" --task "$task" --torch --json 2>/dev/null |
+                python3 -c "import json,sys; d=json.load(sys.stdin); m=d.get('report',d).get('metrics',{}); print(json.dumps({'task': '$task', 'speedup_vs_torch': m.get('speedup_vs_torch'), 'torch_ms': d.get('report',d).get('baseline',{}).get('torch_eager',{}).get('ms'), 'ms': m.get('ms')}))" \
+                >>"$OUT/torch.jsonl" || true
+        done
+    done
+fi
+python3 - "$OUT" $SUITES <<'PY'
+import json, os, subprocess, sys, datetime
+out, suites = sys.argv[1], sys.argv[2:]
+torch = {}
+for line in open(os.path.join(out, "torch.jsonl")):
+    d = json.loads(line); torch[d["task"]] = d
+rows, targets = [], {"met": [], "missed": []}
+def target(task):
+    if task.startswith("hopper/gemm_bf16_") or task.startswith("hopper/gemm_fp16_"):
+        return ("speedup", 0.95) if task.split("_")[-1] in ("4096", "8192") else None
+    if task.startswith("kb1/") and any(k in task for k in ("matmul",)):
+        return ("speedup", 1.0)
+    if "softmax" in task:
+        return ("speedup_vs_torch", 1.3)
+    if task.startswith("kb1/") and not any(k in task for k in ("matvec", "scalar_mul", "diag")):
+        return ("roofline_fraction", 0.95)
+    return None
+for s in suites:
+    p = os.path.join(out, f"suite-{s}.json")
+    if not os.path.exists(p):
+        continue
+    d = json.load(open(p))
+    for r in d.get("results", []):
+        row = {k: r.get(k) for k in ("task", "status", "correct", "best_ms", "speedup",
+                                     "roofline_fraction", "wall_s", "message")}
+        row["speedup_vs_torch"] = torch.get(r["task"], {}).get("speedup_vs_torch")
+        t = target(r["task"])
+        if t:
+            v = row.get(t[0])
+            row["target"] = {"metric": t[0], "at_least": t[1], "met": bool(v and v >= t[1])}
+            targets["met" if row["target"]["met"] else "missed"].append(r["task"])
+        rows.append(row)
+    rows.append({"suite": s, "wall_s": d.get("wall_s"), "geomean_speedup": d.get("geomean_speedup"),
+                 "fast_p": d.get("fast_p"), "done": d.get("done"), "failed": d.get("failed")})
+gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.strip()
+json.dump({"date": datetime.date.today().isoformat(), "gpu": gpu,
+           "command": "OUT=$OUT bash bench/builtin_suite.sh (suites: %s)" % " ".join(suites),
+           "commit": os.environ.get("CUTEGEN_COMMIT", ""), "results": rows, "targets": targets},
+          open(os.path.join(out, "bench_builtin.json"), "w"), indent=1)
+print("targets met: %d, missed: %d" % (len(targets["met"]), len(targets["missed"])))
+PY

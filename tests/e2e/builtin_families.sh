@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The builtin kernel families as shipped (builtin/*.cu, embedded in cutegen): each one's space
+# parses for the tasks it serves, and its candidates compile with the real nvcc and CUTLASS
+# headers for representative tasks of kb1 and hopper (the start point, and the corners of the
+# space a walk reaches first). What they compute is checked on the GPU (tests/gpu/run.sh).
+set -u
+: "${CUTEGEN:?}" "${REPO:?}"
+T=$(mktemp -d)
+[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+export XDG_CACHE_HOME="$T/cache"
+unset CUTEGEN_BUILTIN_DIR
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    echo "ok - skipped: no nvcc"; exit 0
+fi
+
+# every task of both suites has a family whose space parses
+n=0; missing=
+for t in $("$CUTEGEN" tasks --json | python3 -c "import json,sys; print(' '.join(t['name'] for t in json.load(sys.stdin)))"); do
+    if "$CUTEGEN" builtin "$t" --json >"$T/space.json" 2>"$T/err"; then n=$((n + 1)); else missing="$missing $t($(head -c 200 "$T/err"))"; fi
+done
+if [ -z "$missing" ]; then ok "every kb1 and hopper task has a builtin family ($n tasks)"; else bad "tasks without a family:$missing"; fi
+
+# candidates that must compile: TASK [SETTING]
+cases=(
+    "kb1/19_relu"
+    "kb1/88_mingpt_gelu"
+    "kb1/5_scalar_mul"
+    "kb1/12_diag_matmul"
+    "kb1/4_matvec"
+    "kb1/23_softmax"
+    "kb1/24_log_softmax"
+    "kb1/1_square_matmul"
+    "kb1/18_matmul_transposed_both"
+    "kb1/14_upper_triangular_matmul"
+    "hopper/gemm_bf16_4096"
+    "hopper/gemm_fp8_8192"
+    "hopper/gemm_bf16_4096_bias_relu"
+)
+build_one() {
+    local i=$1 t=$2 set=${3:-}
+    local f="$T/k$i.cu"
+    if ! "$CUTEGEN" builtin "$t" --source ${set:+--set "$set"} >"$f" 2>"$T/r$i.err"; then
+        echo "not ok - $t ${set:-start}: cannot render: $(cat "$T/r$i.err")" >"$T/r$i"; return
+    fi
+    local s=$(date +%s)
+    if "$CUTEGEN" build "$f" --cache-dir "$T/bc" >"$T/b$i.out" 2>&1; then
+        echo "ok - $t ${set:-start} compiles ($(( $(date +%s) - s )) s)" >"$T/r$i"
+    else
+        { echo "not ok - $t ${set:-start} compiles"; head -30 "$T/b$i.out" | sed 's/^/# /'; } >"$T/r$i"
+    fi
+}
+i=0
+for c in "${cases[@]}"; do
+    read -r t set <<<"$c"
+    build_one $i "$t" "$set" &
+    i=$((i + 1))
+    [ $((i % 2)) -eq 0 ] && wait
+done
+wait
+for j in $(seq 0 $((i - 1))); do
+    cat "$T/r$j"
+    grep -q '^not ok' "$T/r$j" && fails=$((fails + 1))
+done
+[ $fails -eq 0 ]
