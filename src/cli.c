@@ -3,7 +3,9 @@
  * binary lives. Kept out of main.c so that the unit tests link them too.
  */
 #include "cutegen.h"
+#include "build.h"
 #include "embedded.h"
+#include "policy.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
 
@@ -54,3 +56,26 @@ int print_help_page(const char *name)
 	return 0;
 }
 
+
+int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
+		      struct policy_report *pol, struct build_result *br, int *exit_code)
+{
+	int r = strbuf_read_file(src, kernel, POLICY_MAX_SOURCE);
+	if (r) {
+		if (r == -2)
+			error("kernel '%s' is larger than %u bytes", kernel, POLICY_MAX_SOURCE);
+		else
+			error("cannot read kernel '%s'", kernel);
+		*exit_code = EXIT_INPUT;
+		return -1;
+	}
+	char *err = NULL;
+	int b = build_checked(bo, src->buf, src->len, pol, br, &err);
+	if (b && b != BUILD_REJECTED) {
+		error("%s", err);
+		*exit_code = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
+		b = -1;
+	}
+	free(err);
+	return b;
+}

@@ -91,7 +91,7 @@ int cmd_eval(int argc, char **argv)
 	struct policy_report pol = POLICY_REPORT_INIT;
 	struct build_result br = BUILD_RESULT_INIT;
 	struct eval_result er = EVAL_RESULT_INIT;
-	char *berr = NULL, *eerr = NULL;
+	char *eerr = NULL;
 	json_t *out = json_object();
 	json_object_set_new(out, "kernel", json_string(kernel));
 	json_object_set_new(out, "task", json_string(t->name));
@@ -99,19 +99,14 @@ int cmd_eval(int argc, char **argv)
 	const char *so_path = so;
 
 	if (!so) {
-		int r = strbuf_read_file(&src, kernel, POLICY_MAX_SOURCE);
-		if (r) {
-			error(r == -2 ? "kernel '%s' is larger than %u bytes" : "cannot read kernel '%s'", kernel,
-			      POLICY_MAX_SOURCE);
-			rc = EXIT_INPUT;
-			goto out;
-		}
 		struct build_opts bo = BUILD_OPTS_INIT;
 		bo.arch = arch;
 		bo.cache_dir = cache_dir;
 		bo.no_cache = no_cache;
 		bo.deadline_s = compile_deadline;
-		int b = build_checked(&bo, src.buf, src.len, &pol, &br, &berr);
+		int b = build_kernel_file(kernel, &bo, &src, &pol, &br, &rc);
+		if (b < 0)
+			goto out;
 		if (b == BUILD_REJECTED) {
 			feedback_policy(&pol, &txt);
 			json_object_set_new(out, "stage", json_string("policy"));
@@ -120,11 +115,6 @@ int cmd_eval(int argc, char **argv)
 			if (!json)
 				printf("verdict   FAIL: policy (rejected before compiling)\n%s", txt.buf);
 			rc = EXIT_VERDICT;
-			goto out;
-		}
-		if (b) {
-			error("%s", berr);
-			rc = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
 			goto out;
 		}
 		json_t *bj = json_object();
@@ -185,7 +175,6 @@ out:
 	policy_report_release(&pol);
 	build_result_release(&br);
 	eval_result_release(&er);
-	free(berr);
 	free(eerr);
 	task_free(t);
 	return rc;

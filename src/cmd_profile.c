@@ -77,34 +77,25 @@ int cmd_profile(int argc, char **argv)
 	struct policy_report pol = POLICY_REPORT_INIT;
 	struct build_result br = BUILD_RESULT_INIT;
 	struct ncu_result nr = NCU_RESULT_INIT;
-	char *berr = NULL, *nerr = NULL;
+	char *nerr = NULL;
 	const char *so_path = so;
 	json_t *out = json_object();
 	json_object_set_new(out, "kernel", json_string(kernel));
 	json_object_set_new(out, "task", json_string(t->name));
 
 	if (!so) {
-		int r = strbuf_read_file(&src, kernel, POLICY_MAX_SOURCE);
-		if (r) {
-			error(r == -2 ? "kernel '%s' is larger than %u bytes" : "cannot read kernel '%s'",
-			      kernel, POLICY_MAX_SOURCE);
-			rc = EXIT_INPUT;
-			goto out;
-		}
 		struct build_opts bo = BUILD_OPTS_INIT;
 		bo.arch = arch;
+		bo.cache_dir = cache_dir;
 		bo.no_cache = no_cache;
 		bo.deadline_s = compile_deadline;
-		int b = build_checked(&bo, src.buf, src.len, &pol, &br, &berr);
+		int b = build_kernel_file(kernel, &bo, &src, &pol, &br, &rc);
+		if (b < 0)
+			goto out;
 		if (b == BUILD_REJECTED) {
 			feedback_policy(&pol, &txt);
 			error("kernel '%s' is rejected by the policy check:\n%s", kernel, txt.buf);
 			rc = EXIT_VERDICT;
-			goto out;
-		}
-		if (b) {
-			error("%s", berr);
-			rc = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
 			goto out;
 		}
 		if (!br.ok) {
@@ -158,7 +149,6 @@ out:
 	policy_report_release(&pol);
 	build_result_release(&br);
 	ncu_result_release(&nr);
-	free(berr);
 	free(nerr);
 	task_free(t);
 	return rc;

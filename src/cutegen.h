@@ -27,6 +27,18 @@ struct cmd_entry {
 /* The table in main.c. */
 extern const struct cmd_entry cutegen_commands[];
 
+struct build_opts;
+struct build_result;
+struct policy_report;
+struct strbuf;
+/*
+ * Reads the kernel file and builds it (policy check, then nvcc through the cache): 0 when nvcc
+ * ran (br->ok says whether it compiled), BUILD_REJECTED when the policy refused it (pol says
+ * why), or -1 after printing the error, with the exit code for it in *exit_code.
+ */
+int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
+		      struct policy_report *pol, struct build_result *br, int *exit_code);
+
 /* Prints the help page of `name` (docs/cli/NAME.txt, embedded) to stdout; -1 if none. */
 int print_help_page(const char *name);
 
