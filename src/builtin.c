@@ -445,7 +445,7 @@ int builtin_config_of(const struct builtin_space *sp, const char *src, struct bu
 
 /* ---- the policy ---- */
 
-/* The first number of a parameter's value in cfg (the first of a pair), or dflt. */
+/* The number of a parameter's value in cfg (of a pair, the first or second), or dflt. */
 static long pval(const struct builtin_space *sp, const struct builtin_config *cfg,
 		 const char *name, int second, long dflt)
 {
@@ -454,7 +454,8 @@ static long pval(const struct builtin_space *sp, const struct builtin_config *cf
 		return dflt;
 	const char *v = sp->params[i].vals[cfg->v[i]];
 	const char *x = strchr(v, 'x');
-	return strtol(second && x ? x + 1 : v, NULL, 10);
+	long n = strtol(second && x ? x + 1 : v, NULL, 10);
+	return n < 1 << 20 ? n : 1 << 20; /* no overflow in the products below */
 }
 
 static long ceil_div(long a, long b)
