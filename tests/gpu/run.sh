@@ -57,5 +57,37 @@ if [ -f tests/redteam/manifest.json ]; then
     passed=$((passed + $(grep -c '^ok - ' "$OUT/redteam.log")))
     failed=$((failed + $(grep -c '^not ok - ' "$OUT/redteam.log")))
 fi
+# 3. the builtin families (builtin/*.cu) on odd sizes (tests/gpu/tasks/): the start candidate
+#    and every candidate of the first stage must pass; compiled ahead, 16 at a time
+BT="$OUT/builtin"; mkdir -p "$BT"
+for task in tests/gpu/tasks/*.json; do
+    name=$(basename "$task" .json)
+    "$CG" builtin "$task" --source >"$BT/$name-start.cu" 2>"$BT/$name.err" || { bad "builtin $name: no candidate ($(cat "$BT/$name.err"))"; continue; }
+    python3 - "$CG" "$task" "$BT/$name" <<'PY'
+import itertools, json, subprocess, sys
+cg, task, prefix = sys.argv[1:]
+sp = json.loads(subprocess.run([cg, "builtin", task, "--json"], capture_output=True, text=True, check=True).stdout)
+params = {p["name"]: p for p in sp["params"]}
+stage = sp["stages"][0]["params"]
+for i, vals in enumerate(itertools.product(*[params[n]["values"] for n in stage])):
+    setting = " ".join("%s=%s" % (n, v) for n, v in zip(stage, vals))
+    src = subprocess.run([cg, "builtin", task, "--source", "--set", setting], capture_output=True)
+    if src.returncode == 0:
+        open("%s-s1_%02d.cu" % (prefix, i), "wb").write(src.stdout)
+PY
+done
+ls "$BT"/*.cu | xargs -P 16 -n 1 "$CG" build >/dev/null 2>&1
+for k in "$BT"/*.cu; do
+    name=$(basename "$k" .cu); task="tests/gpu/tasks/${name%-*}.json"
+    "$CG" eval "$k" --task "$task" --json >"$BT/$name.json" 2>"$BT/$name.eval.err"
+    v=$(verdict_of "$BT/$name.json")
+    setting=$(head -1 "$k" | sed 's/.*family=//')
+    case "$v" in
+        pass) ok "builtin $name ($setting) passes" ;;
+        unsupported) ok "builtin $name ($setting): unsupported (declined, not wrong)" ;;
+        *) bad "builtin $name ($setting): verdict $v ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("message","")[:300])' "$BT/$name.json" 2>/dev/null))" ;;
+    esac
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
