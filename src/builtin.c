@@ -119,6 +119,20 @@ static int valid_name(const char *s, size_t len)
 	return 1;
 }
 
+/* The next item of the comma-separated list [*v, end) into *item, *len; 0 after the last. */
+static int next_item(const char **v, const char *end, const char **item, size_t *len)
+{
+	if (*v > end)
+		return 0;
+	const char *c = memchr(*v, ',', (size_t)(end - *v));
+	if (!c)
+		c = end;
+	*item = *v;
+	*len = (size_t)(c - *v);
+	*v = c + 1;
+	return 1;
+}
+
 /* Splits "a b  c" into words; calls fn on each; stops at the first nonzero. */
 typedef int (*word_fn)(struct builtin_space *sp, const char *w, size_t len, const char *origin,
 		       char **err);
@@ -158,20 +172,17 @@ static int space_word(struct builtin_space *sp, const char *w, size_t len, const
 	struct builtin_param *p = &sp->params[sp->nparams];
 	memset(p, 0, sizeof(*p));
 	memcpy(p->name, w, (size_t)(eq - w));
-	const char *v = eq + 1, *end = w + len;
-	while (v <= end) {
-		const char *c = memchr(v, ',', (size_t)(end - v));
-		if (!c)
-			c = end;
-		if (!valid_value(v, (size_t)(c - v)) || p->nvals == BUILTIN_VALUES_MAX ||
-		    find_value(p, v, (size_t)(c - v)) >= 0) {
+	const char *v = eq + 1, *end = w + len, *item;
+	size_t n;
+	while (next_item(&v, end, &item, &n)) {
+		if (!valid_value(item, n) || p->nvals == BUILTIN_VALUES_MAX ||
+		    find_value(p, item, n) >= 0) {
 			*err = xasprintf("%s: cutegen-space: %s has a bad, repeated or one too many value "
 					 "'%.*s' (numbers or pairs like 128x64, at most %d)", origin,
-					 p->name, (int)(c - v), v, BUILTIN_VALUES_MAX);
+					 p->name, (int)n, item, BUILTIN_VALUES_MAX);
 			return -1;
 		}
-		memcpy(p->vals[p->nvals++], v, (size_t)(c - v));
-		v = c + 1;
+		memcpy(p->vals[p->nvals++], item, n);
 	}
 	sp->nparams++;
 	return 0;
@@ -205,19 +216,20 @@ static int stage_word(struct builtin_space *sp, const char *w, size_t len, const
 	struct builtin_stage *st = &sp->stages[sp->nstages];
 	memset(st, 0, sizeof(*st));
 	memcpy(st->name, w, (size_t)(eq - w));
-	const char *v = eq + 1, *end = w + len;
-	while (v <= end) {
-		const char *c = memchr(v, ',', (size_t)(end - v));
-		if (!c)
-			c = end;
-		int i = find_param(sp, v, (size_t)(c - v));
-		if (i < 0) {
+	const char *v = eq + 1, *end = w + len, *item;
+	size_t n;
+	while (next_item(&v, end, &item, &n)) {
+		int i = find_param(sp, item, n);
+		int again = 0;
+		for (int k = 0; k < st->nparams; k++)
+			again |= st->params[k] == i;
+		if (i < 0 || again) {
 			*err = xasprintf("%s: cutegen-stages: stage %s names '%.*s', which cutegen-space "
-					 "does not declare", origin, st->name, (int)(c - v), v);
+					 "does not declare or the stage already has", origin, st->name,
+					 (int)n, item);
 			return -1;
 		}
 		st->params[st->nparams++] = i;
-		v = c + 1;
 	}
 	sp->nstages++;
 	return 0;
@@ -519,9 +531,10 @@ static int stage_candidates(const struct builtin_space *sp, const struct task *t
 		struct builtin_config c = *base;
 		for (int k = 0; k < st->nparams; k++)
 			c.v[st->params[k]] = idx[k];
-		if (!same(&c, base, sp->nparams) && !pruned(sp, t, &c) &&
-		    n < BUILTIN_STAGE_CANDIDATES_MAX)
+		if (!same(&c, base, sp->nparams) && !pruned(sp, t, &c))
 			out[n++] = c;
+		if (n == BUILTIN_STAGE_CANDIDATES_MAX)
+			return n; /* a stage tries at most this many: the first in this order */
 		int k = st->nparams - 1;
 		while (k >= 0 && ++idx[k] == sp->params[st->params[k]].nvals)
 			idx[k--] = 0;

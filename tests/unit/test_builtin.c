@@ -57,6 +57,8 @@ TEST(builtin_space_errors_name_the_problem)
 		  "one of its values" },
 		{ "// cutegen-space: CG_P_A=1\n// cutegen-start:\n// cutegen-stages: s=CG_P_B\n",
 		  "does not declare" },
+		{ "// cutegen-space: CG_P_A=1\n// cutegen-start:\n// cutegen-stages: s=CG_P_A,CG_P_A\n",
+		  "already has" },
 		{ "// cutegen-space: CG_P_A=1 CG_P_A=2\n// cutegen-start:\n// cutegen-stages: s=CG_P_A\n",
 		  "declared twice" },
 		{ "// cutegen-space: CG_P_A=1\n// cutegen-start:\n// cutegen-stages:\n", "no stages" },
