@@ -9,6 +9,7 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d)}
 CG="$PWD/build/cutegen"
+REPO=$PWD
 mkdir -p "$OUT/evals"
 run() { # name task iters extra...
     local name=$1 task=$2 iters=$3; shift 3
@@ -27,4 +28,11 @@ run() { # name task iters extra...
 }
 run relu kb1/19_relu 6
 run gemm kb1/1_square_matmul 4 --profile-from-stage 1
-(cd "$OUT" && tar -czf loop_evals.tgz evals run_relu run_gemm)
+# each run's best kernel exported and called through its PyTorch extension against torch
+for name in relu gemm; do
+    "$CG" export "$OUT/run_$name" --out "$OUT/export_$name" >/dev/null &&
+        (cd "$OUT/export_$name" && CUTLASS_DIR="$REPO/third_party/cutlass" timeout 900 python3 example.py) \
+        >"$OUT/export_$name.log" 2>&1
+    echo "== export $name: example.py exit $? (0: matches torch)"; tail -n 4 "$OUT/export_$name.log"
+done
+(cd "$OUT" && tar -czf loop_evals.tgz evals run_relu run_gemm export_*.log)
