@@ -153,6 +153,7 @@ struct Options {
 	float alpha;
 	float const *bias;    // [N] when kBias
 	int splits;           // S: blockIdx.z = l * S + s
+	bool vec_c;           // N % 4 == 0 and C (the workspace) 16-byte aligned: 128-bit stores
 	int64_t split_stride; // elements between two partial slices (L*M*N) when kSplit
 
 	__host__ __device__ static bool masked(int i, int j)
@@ -237,20 +238,45 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	int n1 = n0 + min(n_residue, int(size<0>(gB)));                     // cols [n0,n1)
 
 	//
-	// MMA partition (also what a wholly masked tile writes through)
+	// MMA partition of C and its store (also what a wholly masked tile writes through)
 	//
 	ThrMMA thr_mma = mma.get_slice(threadIdx.x);
 	Tensor tCgC = thr_mma.partition_C(gC);                               // (MMA,MMA_M,MMA_N)
+	Tensor tCrC = thr_mma.make_fragment_C(tCgC);                         // (MMA,MMA_M,MMA_N)
 	Tensor cC = make_identity_tensor(shape(gC));                        // (BLK_M,BLK_N) -> (m,n)
 	Tensor tCcC = thr_mma.partition_C(cC);                               // (MMA,MMA_M,MMA_N) -> (m,n)
+	CUTE_STATIC_ASSERT_V((shape(tCrC) == take<0,3>(shape(tCgC))));       // (MMA,MMA_M,MMA_N)
+	CUTE_STATIC_ASSERT_V(size<0>(tCrC) == Int<1>{});
+	CUTE_STATIC_ASSERT_V(size<2>(tCrC) % Int<4>{} == Int<0>{});
+
+	// tCrC -> tCgC predicated on the M and N residues. A thread's values come in runs of 4
+	// along N starting at a multiple of 4 (MmaPerm), so when N % 4 == 0 (vec_c) a run is
+	// wholly inside or outside the matrix and goes out as one 128-bit store.
+	auto store_c = [&]() {
+		if (opt.vec_c) {
+			CUTE_UNROLL
+			for (int i = 0; i < size<1>(tCrC); ++i) {
+				CUTE_UNROLL
+				for (int j = 0; j < size<2>(tCrC); j += 4) {
+					if (elem_less(tCcC(0,i,j), make_coord(m_residue, n_residue)))
+						*reinterpret_cast<float4 *>(&tCgC(0,i,j)) =
+							make_float4(tCrC(0,i,j), tCrC(0,i,j+1),
+								    tCrC(0,i,j+2), tCrC(0,i,j+3));
+				}
+			}
+		} else {
+			CUTE_UNROLL
+			for (int i = 0; i < size(tCrC); ++i)
+				if (elem_less(tCcC(i), make_coord(m_residue, n_residue)))
+					tCgC(i) = tCrC(i);
+		}
+	};
 
 	if (Opt::tile_masked(m0, m1, n0, n1)) {
 		// The split-K reduction writes the zeros of masked elements itself.
 		if constexpr (!Opt::kSplit) {
-			CUTE_UNROLL
-			for (int i = 0; i < size(tCgC); ++i)
-				if (elem_less(tCcC(i), make_coord(m_residue, n_residue)))
-					tCgC(i) = TC(0);
+			clear(tCrC);
+			store_c();
 		}
 		return;
 	}
@@ -331,8 +357,6 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	//
 	Tensor tCrA = thr_mma.partition_fragment_A(sA(_,_,0));               // (MMA,MMA_M,MMA_K)
 	Tensor tCrB = thr_mma.partition_fragment_B(sB(_,_,0));               // (MMA,MMA_N,MMA_K)
-	Tensor tCrC = thr_mma.make_fragment_C(tCgC);                         // (MMA,MMA_M,MMA_N)
-	CUTE_STATIC_ASSERT_V((shape(tCrC) == take<0,3>(shape(tCgC))));       // (MMA,MMA_M,MMA_N)
 	CUTE_STATIC_ASSERT_V((size<1>(tCgC) == size<1>(tCrA)));              // MMA_M
 	CUTE_STATIC_ASSERT_V((size<2>(tCgC) == size<1>(tCrB)));              // MMA_N
 	clear(tCrC);
@@ -441,21 +465,18 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	cp_async_wait<0>();
 
 	//
-	// Epilogue, predicated on the M and N residues: the raw partial sums for split-K, else
-	// C = mask(act(alpha * acc + bias))
+	// Epilogue: the raw partial sums for split-K, else C = mask(act(alpha * acc + bias))
 	//
-	CUTE_UNROLL
-	for (int i = 0; i < size(tCrC); ++i) {
-		int m = get<0>(tCcC(i)), n = get<1>(tCcC(i));
-		if (m < m_residue && n < n_residue) {
-			if constexpr (Opt::kSplit) {
-				tCgC(i) = tCrC(i);
-			} else {
-				float v = opt.finish(tCrC(i), n0 + n);
-				tCgC(i) = Opt::masked(m0 + m, n0 + n) ? TC(0) : TC(v);
-			}
+	if constexpr (!Opt::kSplit) {
+		CUTE_UNROLL
+		for (int i = 0; i < size(tCrC); ++i) {
+			int m = get<0>(tCcC(i)), n = get<1>(tCcC(i));
+			// Columns past N are never stored; clamp so the bias read stays in bounds.
+			float v = opt.finish(tCrC(i), n0 + min(n, n_residue - 1));
+			tCrC(i) = Opt::masked(m0 + m, n0 + n) ? 0.0f : v;
 		}
 	}
+	store_c();
 }
 
 /*
@@ -739,6 +760,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	opt.bias = bias;
 	opt.splits = kSplits;
 	opt.split_stride = L * M * N;
+	opt.vec_c = N % 4 == 0 && (uintptr_t)C % 16 == 0;
 	if (kSplits > 1) {
 		size_t need = workspace_for(c);
 		if (need == 0)
@@ -746,6 +768,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 		if (workspace == nullptr || workspace_bytes < need)
 			return 1;
 		p.C = (float *)workspace;
+		opt.vec_c = opt.vec_c && (uintptr_t)workspace % 16 == 0;
 	}
 
 	constexpr bool a_mn = CG_A_COL || a_sym;
@@ -753,14 +776,16 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	bool vec = (!a_mn || (M % 4 == 0 && (uintptr_t)p.A % 16 == 0)) &&
 		   (!b_mn || (N % 4 == 0 && (uintptr_t)p.B % 16 == 0));
 	int rc = gemm_dispatch<a_mn, b_mn>(p, vec, opt, stream);
-	if (rc != 0 || kSplits == 1)
-		return rc;
-
-	int64_t count = L * M * N;
-	int64_t blocks = (count + 255) / 256;
-	if (blocks > 4096)
-		blocks = 4096;
-	splitk_reduce<<<dim3((unsigned)blocks), dim3(256), 0, stream>>>((const float *)workspace, C,
-									 count, (int)M, (int)N, opt);
-	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
+	if (kSplits > 1) {
+		if (rc != 0)
+			return rc;
+		int64_t count = L * M * N;
+		int64_t blocks = (count + 255) / 256;
+		if (blocks > 4096)
+			blocks = 4096;
+		splitk_reduce<<<dim3((unsigned)blocks), dim3(256), 0, stream>>>(
+			(const float *)workspace, C, count, (int)M, (int)N, opt);
+		rc = cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
+	}
+	return rc;
 }
