@@ -22,7 +22,7 @@
  *     the pad. A symmetric A (B) is read through its faster layout (A == A^T);
  *   - a STAGES-deep cp.async pipeline over a k range [k_lo, k_hi): the one partial k-tile
  *     comes first and is read with a k predicate into a zeroed shared buffer; M and N
- *     residues by identity tensors and predicates;
+ *     residues by identity tensors and predicates; C leaves in 128-bit stores when N % 4 == 0;
  *   - triangular A/B shrink each CTA's k range to where both are nonzero (upper A and B:
  *     k in [m0, n1)); with an output mask, CTAs whose tile is wholly masked only write zeros,
  *     and the epilogue zeroes masked elements one by one;
