@@ -20,6 +20,10 @@
  *     shared memory through the descriptor's transpose bit, so nothing is transposed).
  *     Shared-memory atoms are the widest swizzle the tile's contiguous extent allows.
  *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
+ *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
+ *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
+ *     second set of accumulators and added to the fp32 ones (one WGMMA batch per k-tile, not
+ *     two in flight). For the register room, BN = 256 runs as 128 for fp8;
  *   - batch (CG_BATCHED) and split M (CG_SPLIT_M) are one 3-D (M,K,L) view per operand:
  *     the TMA descriptors carry L as a third dimension, the tile scheduler an l coordinate;
  *   - tiles are numbered (m fastest within groups of 8 M-tiles, then n, then l) so CTAs that
@@ -159,6 +163,7 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 {
 	using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
 	using EmptyBarrier = cutlass::arch::ClusterBarrier;
+	constexpr bool kPromote = sizeof_bits_v<TA> == 8;  // fp8: k-tile sums promoted to fp32
 
 	//
 	// Static preconditions
@@ -262,6 +267,7 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	Tensor tCsB = thr_mma.partition_B(sB);                               // (MMA,MMA_N,MMA_K,PIPE)
 	Tensor tCgC = thr_mma.partition_C(gC);                               // (MMA,MMA_M,MMA_N,m,n,l)
 	Tensor tCrC = thr_mma.make_fragment_C(tCgC(_,_,_,0,0,0));            // (MMA,MMA_M,MMA_N)
+	Tensor tCrT = make_fragment_like(tCrC);                              // (MMA,MMA_M,MMA_N) fp8: one k-tile
 	Tensor tCrA = thr_mma.make_fragment_A(tCsA);                         // (MMA,MMA_M,MMA_K,PIPE)
 	Tensor tCrB = thr_mma.make_fragment_B(tCsB);                         // (MMA,MMA_N,MMA_K,PIPE)
 
@@ -283,19 +289,37 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		for (int k_tile = 0; k_tile < k_tiles; ++k_tile, ++it) {
 			int pipe = it % K_PIPE_MAX;
 			FullBarrier::wait(&smem.full_barrier[pipe], (it / K_PIPE_MAX) & 1);
-			warpgroup_fence_operand(tCrC);
-			warpgroup_arrive();
-			gemm(mma, tCrA(_,_,_,pipe), tCrB(_,_,_,pipe), tCrC);
-			warpgroup_commit_batch();
-			warpgroup_wait<1>();  // the MMAs of iteration it-1 are done
-			warpgroup_fence_operand(tCrC);
-			if (k_tile > 0)
-				EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+			if constexpr (kPromote) {
+				// fp8 WGMMA accumulates with fewer bits than fp32: sum each k-tile alone
+				// and add it to the fp32 accumulators once its MMAs are done
+				clear(tCrT);
+				warpgroup_fence_operand(tCrT);
+				warpgroup_arrive();
+				gemm(mma, tCrA(_,_,_,pipe), tCrB(_,_,_,pipe), tCrT);
+				warpgroup_commit_batch();
+				warpgroup_wait<0>();
+				warpgroup_fence_operand(tCrT);
+				EmptyBarrier::arrive(&smem.empty_barrier[pipe]);
+				CUTE_UNROLL
+				for (int i = 0; i < size(tCrC); ++i)
+					tCrC(i) += tCrT(i);
+			} else {
+				warpgroup_fence_operand(tCrC);
+				warpgroup_arrive();
+				gemm(mma, tCrA(_,_,_,pipe), tCrB(_,_,_,pipe), tCrC);
+				warpgroup_commit_batch();
+				warpgroup_wait<1>();  // the MMAs of iteration it-1 are done
+				warpgroup_fence_operand(tCrC);
+				if (k_tile > 0)
+					EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+			}
 		}
-		warpgroup_wait<0>();
-		warpgroup_fence_operand(tCrC);  // no read of the accumulators moves above the wait
-		// The tile's last stage, so the producer may refill it (k_tiles > 0: K > 0)
-		EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+		if constexpr (!kPromote) {
+			warpgroup_wait<0>();
+			warpgroup_fence_operand(tCrC);  // no read of the accumulators moves above the wait
+			// The tile's last stage, so the producer may refill it (k_tiles > 0: K > 0)
+			EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+		}
 
 		//
 		// Epilogue: C = act(alpha * acc + bias) in TC, predicated on the M and N residues;
@@ -354,7 +378,8 @@ constexpr auto smem_atom()
 using TIn = CG_T_IN;
 using TOut = CG_T_OUT;
 constexpr int kBM = 128;
-constexpr int kBN = CG_P_BN;
+// fp8 keeps a second set of accumulators (kPromote): 128 x 256 would not fit in registers
+constexpr int kBN = sizeof_bits_v<TIn> == 8 && CG_P_BN > 128 ? 128 : CG_P_BN;
 constexpr int kBK = CG_P_BK;
 constexpr int kInBytes = int(sizeof_bits_v<TIn>) / 8;
 constexpr int kStageBytes = (kBM + kBN) * kBK * kInBytes;
