@@ -1,0 +1,569 @@
+/*
+ * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
+ * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
+ * and fp16, bf16 or fp32 output, under the kernel contract (docs/kernel-abi.md).
+ *
+ * cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1
+ * cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_STAGES=4 CG_P_PERSISTENT=0
+ * cutegen-stages: tile=CG_P_BN,CG_P_BK pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT
+ *
+ * How: kernels/gemm_bf16_sm90.cu (measured correct on an H200) generalized; its design is kept:
+ *   - 128 x BN x BK CTA tile; warp-specialized: one producer warpgroup (40 registers) whose
+ *     first thread issues the TMA loads, and two MMA warpgroups (232 registers) of 64 rows
+ *     each, a 64 x BN x (16 or 32) WGMMA per instruction, both operands from shared memory;
+ *   - a STAGES-deep shared-memory ring with a transaction mbarrier per stage (TMA -> MMA,
+ *     "full") and an arrival mbarrier per stage (MMA -> TMA, "empty"); one WGMMA batch stays
+ *     in flight while the previous stage is released. STAGES is clamped to what fits in
+ *     227 KB for the tile (so 128x256x128 in 16 bits runs 2 stages whatever is asked);
+ *   - operand layouts as they lie in memory: K-major when A is row-major [M,K] or B is
+ *     col [N,K]; MN-major when A is col [K,M] or B is row [K,N] (16-bit WGMMA reads MN-major
+ *     shared memory through the descriptor's transpose bit, so nothing is transposed).
+ *     Shared-memory atoms are the widest swizzle the tile's contiguous extent allows.
+ *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
+ *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
+ *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
+ *     second set of accumulators and added to the fp32 ones (one WGMMA batch per k-tile, not
+ *     two in flight). For the register room, BN = 256 runs as 128 for fp8;
+ *   - batch (CG_BATCHED) and split M (CG_SPLIT_M) are one 3-D (M,K,L) view per operand:
+ *     the TMA descriptors carry L as a third dimension, the tile scheduler an l coordinate;
+ *   - tiles are numbered (m fastest within groups of 8 M-tiles, then n, then l) so CTAs that
+ *     run at the same time share A and B strips in L2. CG_P_PERSISTENT=0 launches one CTA per
+ *     tile; 1 launches one CTA per SM, each walking tiles blockIdx.x, +gridDim.x, ...: the
+ *     producer and the MMA warpgroups count k-iterations across tiles, so the ring's stage
+ *     and mbarrier parity carry over, and the producer fills the ring with the next tile
+ *     while the MMA warpgroups run the epilogue;
+ *   - partial tiles: TMA zero-fills out-of-bounds parts of every box (M, N and K residues);
+ *     the epilogue stores through an identity-tensor predicate. Epilogue in fp32 registers:
+ *     alpha, + bias[n] (CG_EPI_BIAS), CG_EPI_ACT, the CG_OUT_MASK triangle as zeros.
+ * Not for: fp32 inputs (gemm_simt.cu), fp8 output, K == 0, rows whose byte length is not a
+ * multiple of 16 (TMA strides: K, and N for B row, and M for A col must be multiples of
+ * 8 elements for 16-bit, 16 for fp8): those return 2. No 2-CTA clusters, no TMA-store
+ * epilogue, no ping-pong of the MMA warpgroups (the epilogue still stalls the MMAs).
+ */
+#include <cutegen/kernel_abi.h>
+
+#include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
+#include <cutlass/numeric_types.h>
+
+CUTEGEN_DECLARE_ABI();
+
+/* ---- task macros (cutegen writes them before this text) ---- */
+#ifndef CG_T_IN
+#define CG_T_IN cute::bfloat16_t
+#endif
+#ifndef CG_T_OUT
+#define CG_T_OUT cute::bfloat16_t
+#endif
+#ifndef CG_A_COL
+#define CG_A_COL 0
+#endif
+#ifndef CG_B_COL
+#define CG_B_COL 0
+#endif
+#ifndef CG_BATCHED
+#define CG_BATCHED 0
+#endif
+#ifndef CG_SPLIT_M
+#define CG_SPLIT_M 0
+#endif
+#ifndef CG_A_STRUCT
+#define CG_A_STRUCT 0
+#endif
+#ifndef CG_B_STRUCT
+#define CG_B_STRUCT 0
+#endif
+#ifndef CG_OUT_MASK
+#define CG_OUT_MASK 0
+#endif
+#ifndef CG_EPI_BIAS
+#define CG_EPI_BIAS 0
+#endif
+#ifndef CG_EPI_ACT
+#define CG_EPI_ACT EpiIdentity
+#endif
+
+/* ---- parameters (the space above) ---- */
+#ifndef CG_P_BN
+#define CG_P_BN 256
+#endif
+#ifndef CG_P_BK
+#define CG_P_BK 64
+#endif
+#ifndef CG_P_STAGES
+#define CG_P_STAGES 4
+#endif
+#ifndef CG_P_PERSISTENT
+#define CG_P_PERSISTENT 0
+#endif
+
+namespace kernel {
+
+using namespace cute;
+
+/* ---- epilogue activations, in fp32 (PyTorch's definitions) ---- */
+struct EpiIdentity {
+	__device__ float operator()(float x) const { return x; }
+};
+struct EpiRelu {
+	__device__ float operator()(float x) const { return x > 0.0f ? x : 0.0f; }
+};
+struct EpiGeluErf {
+	__device__ float operator()(float x) const
+	{
+		return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+	}
+};
+struct EpiGeluTanh {
+	__device__ float operator()(float x) const
+	{
+		float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);  // sqrt(2/pi)
+		return 0.5f * x * (1.0f + tanhf(u));
+	}
+};
+struct EpiSilu {
+	__device__ float operator()(float x) const { return x / (1.0f + expf(-x)); }
+};
+
+template <class TA, class TB, class SmemLayoutA, class SmemLayoutB>
+struct SharedStorage {
+	alignas(128) ArrayEngine<TA, cosize_v<SmemLayoutA>> A;
+	alignas(128) ArrayEngine<TB, cosize_v<SmemLayoutB>> B;
+	uint64_t full_barrier[size<2>(SmemLayoutA{})];   // TMA has landed stage p
+	uint64_t empty_barrier[size<2>(SmemLayoutA{})];  // the MMAs are done reading stage p
+};
+
+/*
+ * Tile t of tiles_m x tiles_n x L -> (m, n, l): M-tiles vary fastest inside groups of kGroupM
+ * rows of tiles, so the CTAs of one wave read few distinct A and B strips. A bijection.
+ */
+constexpr int kGroupM = 8;
+
+__device__ __forceinline__ void tile_coord(int t, int tiles_m, int tiles_n, int &m, int &n, int &l)
+{
+	int per_batch = tiles_m * tiles_n;
+	l = t / per_batch;
+	int r = t - l * per_batch;
+	int first_m = r / (kGroupM * tiles_n) * kGroupM;
+	int group_m = min(tiles_m - first_m, kGroupM);
+	int rr = r - first_m * tiles_n;                                      // [0, group_m * tiles_n)
+	m = first_m + rr % group_m;
+	n = rr / group_m;
+}
+
+template <class ProblemShape, class CtaTiler,
+	  class TA, class SmemLayoutA, class TmaA,
+	  class TB, class SmemLayoutB, class TmaB,
+	  class TC, class CStride, class TiledMma, class Epi>
+__global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, 1)
+void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
+		 __grid_constant__ TmaA const tma_a, __grid_constant__ TmaB const tma_b,
+		 TC *C, CStride dC, TC const *bias, TiledMma mma, float alpha, Epi epi)
+{
+	using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
+	using EmptyBarrier = cutlass::arch::ClusterBarrier;
+	constexpr bool kPromote = sizeof_bits_v<TA> == 8;  // fp8: k-tile sums promoted to fp32
+
+	//
+	// Static preconditions
+	//
+	CUTE_STATIC_ASSERT_V(rank(shape_MNKL) == Int<4>{});                  // (M,N,K,L)
+	CUTE_STATIC_ASSERT_V(rank(cta_tiler) == Int<3>{});                   // (BLK_M,BLK_N,BLK_K)
+	static_assert(is_static<SmemLayoutA>::value);
+	static_assert(is_static<SmemLayoutB>::value);
+	CUTE_STATIC_ASSERT_V(size<0>(SmemLayoutA{}) == size<0>(cta_tiler));  // BLK_M
+	CUTE_STATIC_ASSERT_V(size<0>(SmemLayoutB{}) == size<1>(cta_tiler));  // BLK_N
+	CUTE_STATIC_ASSERT_V(size<1>(SmemLayoutA{}) == size<2>(cta_tiler));  // BLK_K
+	CUTE_STATIC_ASSERT_V(size<1>(SmemLayoutB{}) == size<2>(cta_tiler));  // BLK_K
+	CUTE_STATIC_ASSERT_V(size<2>(SmemLayoutA{}) == size<2>(SmemLayoutB{})); // PIPE
+	CUTE_STATIC_ASSERT_V(rank(dC) == Int<3>{});                          // (dM,dN,dL)
+
+	//
+	// Full tensors (A and B as TMA coordinate tensors)
+	//
+	auto [M, N, K, L] = shape_MNKL;
+	Tensor mA = tma_a.get_tma_tensor(make_shape(M, K, L));               // (M,K,L)
+	Tensor mB = tma_b.get_tma_tensor(make_shape(N, K, L));               // (N,K,L)
+	Tensor mC = make_tensor(make_gmem_ptr(C), make_shape(M, N, L), dC);  // (M,N,L)
+
+	//
+	// CTA tiles, all of them: a tile is chosen by its (m,n,l) below
+	//
+	auto all = make_coord(_, _, _);
+	Tensor gA = local_tile(mA, cta_tiler, all, Step<_1, X,_1>{});        // (BLK_M,BLK_K,m,k,l)
+	Tensor gB = local_tile(mB, cta_tiler, all, Step< X,_1,_1>{});        // (BLK_N,BLK_K,n,k,l)
+	Tensor gC = local_tile(mC, cta_tiler, all, Step<_1,_1, X>{});        // (BLK_M,BLK_N,m,n,l)
+
+	//
+	// Shared memory
+	//
+	extern __shared__ char shared_memory[];
+	using Storage = SharedStorage<TA, TB, SmemLayoutA, SmemLayoutB>;
+	Storage &smem = *reinterpret_cast<Storage *>(shared_memory);
+	Tensor sA = make_tensor(make_smem_ptr(smem.A.begin()), SmemLayoutA{}); // (BLK_M,BLK_K,PIPE)
+	Tensor sB = make_tensor(make_smem_ptr(smem.B.begin()), SmemLayoutB{}); // (BLK_N,BLK_K,PIPE)
+
+	//
+	// Copy partitions: TMA, one elected thread issues whole tiles
+	//
+	auto [tAgA, tAsA] = tma_partition(tma_a, Int<0>{}, Layout<_1>{},
+					  group_modes<0,2>(sA), group_modes<0,2>(gA)); // (TMA,m,k,l), (TMA,PIPE)
+	auto [tBgB, tBsB] = tma_partition(tma_b, Int<0>{}, Layout<_1>{},
+					  group_modes<0,2>(sB), group_modes<0,2>(gB)); // (TMA,n,k,l), (TMA,PIPE)
+	constexpr int kTmaBytes = sizeof(make_tensor_like(tensor<0>(tAsA))) +
+				  sizeof(make_tensor_like(tensor<0>(tBsB)));
+
+	constexpr int K_PIPE_MAX = decltype(size<1>(tAsA))::value;
+	int tiles_m = size<2>(gA);
+	int tiles_n = size<2>(gB);
+	int k_tiles = size<3>(gA);
+	int num_tiles = tiles_m * tiles_n * int(size<4>(gA));
+	int warp_group = threadIdx.x / 128;
+
+	if (threadIdx.x == 0) {
+		CUTE_UNROLL
+		for (int p = 0; p < K_PIPE_MAX; ++p) {
+			FullBarrier::init(&smem.full_barrier[p], 1);
+			EmptyBarrier::init(&smem.empty_barrier[p], size(mma));
+		}
+		cutlass::arch::fence_barrier_init();
+	}
+	__syncthreads();
+
+	//
+	// Producer warpgroup: one thread streams the k-tiles of this CTA's tiles into the ring.
+	// `it` counts k-iterations over all of them, so stage and parity carry across tiles.
+	//
+	if (warp_group == 0) {
+		cutlass::arch::warpgroup_reg_dealloc<40>();
+		if (threadIdx.x == 0) {
+			uint32_t it = 0;
+			for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+				int m, n, l;
+				tile_coord(tile, tiles_m, tiles_n, m, n, l);
+				for (int k_tile = 0; k_tile < k_tiles; ++k_tile, ++it) {
+					int pipe = it % K_PIPE_MAX;
+					uint32_t use = it / K_PIPE_MAX;
+					if (use > 0)  // wait until the MMAs have released this stage's last use
+						EmptyBarrier::wait(&smem.empty_barrier[pipe], (use - 1) & 1);
+					FullBarrier::arrive_and_expect_tx(&smem.full_barrier[pipe], kTmaBytes);
+					copy(tma_a.with(smem.full_barrier[pipe]), tAgA(_,m,k_tile,l), tAsA(_,pipe));
+					copy(tma_b.with(smem.full_barrier[pipe]), tBgB(_,n,k_tile,l), tBsB(_,pipe));
+				}
+			}
+		}
+		return;
+	}
+	cutlass::arch::warpgroup_reg_alloc<232>();
+
+	//
+	// MMA partition (consumer warpgroups): the "fragments" of A and B are shared-memory
+	// descriptors
+	//
+	int mma_thread = threadIdx.x - 128;
+	ThrMMA thr_mma = mma.get_thread_slice(mma_thread);
+	Tensor tCsA = thr_mma.partition_A(sA);                               // (MMA,MMA_M,MMA_K,PIPE)
+	Tensor tCsB = thr_mma.partition_B(sB);                               // (MMA,MMA_N,MMA_K,PIPE)
+	Tensor tCgC = thr_mma.partition_C(gC);                               // (MMA,MMA_M,MMA_N,m,n,l)
+	Tensor tCrC = thr_mma.make_fragment_C(tCgC(_,_,_,0,0,0));            // (MMA,MMA_M,MMA_N)
+	Tensor tCrT = make_fragment_like(tCrC);                              // (MMA,MMA_M,MMA_N) fp8: one k-tile
+	Tensor tCrA = thr_mma.make_fragment_A(tCsA);                         // (MMA,MMA_M,MMA_K,PIPE)
+	Tensor tCrB = thr_mma.make_fragment_B(tCsB);                         // (MMA,MMA_N,MMA_K,PIPE)
+
+	// Tile coordinates of this thread's accumulators, for the epilogue predicates
+	Tensor cC = make_identity_tensor(select<0,1>(cta_tiler));            // (BLK_M,BLK_N) -> (m,n)
+	Tensor tCcC = thr_mma.partition_C(cC);                               // (MMA,MMA_M,MMA_N) -> (m,n)
+
+	uint32_t it = 0;
+	for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+		int m, n, l;
+		tile_coord(tile, tiles_m, tiles_n, m, n, l);
+		clear(tCrC);
+
+		//
+		// Main loop: wait for the stage, issue its MMAs, and once the previous stage's MMAs
+		// have retired (one batch stays in flight) release that stage to the producer
+		//
+		CUTE_NO_UNROLL
+		for (int k_tile = 0; k_tile < k_tiles; ++k_tile, ++it) {
+			int pipe = it % K_PIPE_MAX;
+			FullBarrier::wait(&smem.full_barrier[pipe], (it / K_PIPE_MAX) & 1);
+			if constexpr (kPromote) {
+				// fp8 WGMMA accumulates with fewer bits than fp32: sum each k-tile alone
+				// and add it to the fp32 accumulators once its MMAs are done
+				clear(tCrT);
+				warpgroup_fence_operand(tCrT);
+				warpgroup_arrive();
+				gemm(mma, tCrA(_,_,_,pipe), tCrB(_,_,_,pipe), tCrT);
+				warpgroup_commit_batch();
+				warpgroup_wait<0>();
+				warpgroup_fence_operand(tCrT);
+				EmptyBarrier::arrive(&smem.empty_barrier[pipe]);
+				CUTE_UNROLL
+				for (int i = 0; i < size(tCrC); ++i)
+					tCrC(i) += tCrT(i);
+			} else {
+				warpgroup_fence_operand(tCrC);
+				warpgroup_arrive();
+				gemm(mma, tCrA(_,_,_,pipe), tCrB(_,_,_,pipe), tCrC);
+				warpgroup_commit_batch();
+				warpgroup_wait<1>();  // the MMAs of iteration it-1 are done
+				warpgroup_fence_operand(tCrC);
+				if (k_tile > 0)
+					EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+			}
+		}
+		if constexpr (!kPromote) {
+			warpgroup_wait<0>();
+			warpgroup_fence_operand(tCrC);  // no read of the accumulators moves above the wait
+			// The tile's last stage, so the producer may refill it (k_tiles > 0: K > 0)
+			EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+		}
+
+		//
+		// Epilogue: C = act(alpha * acc + bias) in TC, predicated on the M and N residues;
+		// the masked triangle of C (CG_OUT_MASK) is written as zeros
+		//
+		Tensor tCgCt = tCgC(_,_,_,m,n,l);                            // (MMA,MMA_M,MMA_N)
+		int m0 = m * int(size<0>(cta_tiler));
+		int n0 = n * int(size<1>(cta_tiler));
+		CUTE_UNROLL
+		for (int i = 0; i < size(tCrC); ++i) {
+			int gm = m0 + int(get<0>(tCcC(i)));
+			int gn = n0 + int(get<1>(tCcC(i)));
+			if (gm < int(M) && gn < int(N)) {
+				float v = alpha * tCrC(i);
+				if constexpr (CG_EPI_BIAS)
+					v += float(bias[gn]);
+				v = epi(v);
+				if constexpr (CG_OUT_MASK == 1)
+					v = gm > gn ? 0.0f : v;
+				if constexpr (CG_OUT_MASK == 2)
+					v = gm < gn ? 0.0f : v;
+				tCgCt(i) = TC(v);
+			}
+		}
+	}
+}
+
+/*
+ * The shared-memory atom for a BMN x BK tile of T: the widest swizzle whose span fits the
+ * contiguous extent (K for K-major, M or N for MN-major).
+ */
+template <class T, GMMA::Major Major, int BMN, int BK>
+constexpr auto smem_atom()
+{
+	constexpr int bytes = (Major == GMMA::Major::K ? BK : BMN) * int(sizeof_bits_v<T>) / 8;
+	if constexpr (Major == GMMA::Major::K) {
+		if constexpr (bytes % 128 == 0)
+			return GMMA::Layout_K_SW128_Atom<T>{};
+		else if constexpr (bytes % 64 == 0)
+			return GMMA::Layout_K_SW64_Atom<T>{};
+		else
+			return GMMA::Layout_K_SW32_Atom<T>{};
+	} else {
+		if constexpr (bytes % 128 == 0)
+			return GMMA::Layout_MN_SW128_Atom<T>{};
+		else if constexpr (bytes % 64 == 0)
+			return GMMA::Layout_MN_SW64_Atom<T>{};
+		else
+			return GMMA::Layout_MN_SW32_Atom<T>{};
+	}
+}
+
+/*
+ * The configuration: tile, stages, smem atoms, MMA atom and TMA atoms, in one place.
+ */
+using TIn = CG_T_IN;
+using TOut = CG_T_OUT;
+constexpr int kBM = 128;
+// fp8 keeps a second set of accumulators (kPromote): 128 x 256 would not fit in registers
+constexpr int kBN = sizeof_bits_v<TIn> == 8 && CG_P_BN > 128 ? 128 : CG_P_BN;
+constexpr int kBK = CG_P_BK;
+constexpr int kInBytes = int(sizeof_bits_v<TIn>) / 8;
+constexpr int kStageBytes = (kBM + kBN) * kBK * kInBytes;
+constexpr int kSmemMax = 227 * 1024 - 1024;  // less barriers and alignment
+constexpr int kStages = CG_P_STAGES < kSmemMax / kStageBytes ? CG_P_STAGES : kSmemMax / kStageBytes;
+constexpr GMMA::Major kMajorA = CG_A_COL ? GMMA::Major::MN : GMMA::Major::K;
+constexpr GMMA::Major kMajorB = CG_B_COL ? GMMA::Major::K : GMMA::Major::MN;
+
+static_assert(std::is_same_v<TIn, half_t> || std::is_same_v<TIn, bfloat16_t> ||
+		      std::is_same_v<TIn, float_e4m3_t>,
+	      "gemm_sm90: CG_T_IN must be cute::half_t, cute::bfloat16_t or cute::float_e4m3_t");
+static_assert(std::is_same_v<TOut, half_t> || std::is_same_v<TOut, bfloat16_t> ||
+		      std::is_same_v<TOut, float>,
+	      "gemm_sm90: CG_T_OUT must be cute::half_t, cute::bfloat16_t or float");
+static_assert(!std::is_same_v<TIn, float_e4m3_t> || (!CG_A_COL && CG_B_COL),
+	      "gemm_sm90: fp8 WGMMA needs K-major operands: A row [M,K] and B col [N,K]");
+static_assert(!(CG_SPLIT_M && CG_BATCHED), "gemm_sm90: split M and batch do not combine");
+static_assert(!(CG_SPLIT_M && CG_A_COL), "gemm_sm90: split M needs A row-major");
+static_assert(CG_OUT_MASK >= 0 && CG_OUT_MASK <= 2, "gemm_sm90: CG_OUT_MASK is 0, 1 or 2");
+static_assert(kBN == 64 || kBN == 128 || kBN == 256, "gemm_sm90: CG_P_BN is 64, 128 or 256");
+static_assert(kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 64 or 128");
+static_assert(CG_P_STAGES >= 2 && kStages >= 2, "gemm_sm90: CG_P_STAGES >= 2, and 2 must fit");
+static_assert(CG_P_PERSISTENT == 0 || CG_P_PERSISTENT == 1, "gemm_sm90: CG_P_PERSISTENT is 0 or 1");
+
+/* A, B, C as (M,K,L), (N,K,L), (M,N,L) views with the strides of their row-major storage. */
+int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B,
+	     TOut const *bias, TOut *C, cudaStream_t stream)
+{
+	auto prob_shape = make_shape(M, N, K, L);                          // (M,N,K,L)
+	int64_t MK = int64_t(M) * K, NK = int64_t(N) * K, MN = int64_t(M) * N;
+	auto dA = [&] {
+		if constexpr (CG_A_COL)
+			return make_stride(Int<1>{}, int64_t(M), MK);            // [L,K,M]: M-major
+		else
+			return make_stride(int64_t(K), Int<1>{}, MK);            // [L,M,K]: K-major
+	}();
+	auto dB = [&] {
+		if constexpr (CG_B_COL)
+			return make_stride(int64_t(K), Int<1>{}, NK);            // [L,N,K]: K-major
+		else
+			return make_stride(Int<1>{}, int64_t(N), NK);            // [L,K,N]: N-major
+	}();
+	auto dC = make_stride(int64_t(N), Int<1>{}, MN);                     // [L,M,N]
+
+	auto bM = Int<kBM>{};
+	auto bN = Int<kBN>{};
+	auto bK = Int<kBK>{};
+	auto bP = Int<kStages>{};                                            // pipeline stages
+	auto cta_tiler = make_shape(bM, bN, bK);                            // (BLK_M,BLK_N,BLK_K)
+
+	auto sA = tile_to_shape(smem_atom<TIn, kMajorA, kBM, kBK>(), make_shape(bM, bK, bP));
+	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP));
+
+	// Two warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
+	TiledMMA tiled_mma = make_tiled_mma(
+		GMMA::ss_op_selector<TIn, TIn, float, Shape<_64, decltype(bN), decltype(bK)>,
+				     kMajorA, kMajorB>(),
+		Layout<Shape<_2,_1,_1>>{});
+
+	Tensor mA = make_tensor(A, make_shape(M, K, L), dA);
+	Tensor mB = make_tensor(B, make_shape(N, K, L), dB);
+	Copy_Atom tmaA = make_tma_atom(SM90_TMA_LOAD{}, mA, sA(_,_,0), make_shape(bM, bK));
+	Copy_Atom tmaB = make_tma_atom(SM90_TMA_LOAD{}, mB, sB(_,_,0), make_shape(bN, bK));
+
+	int smem_size = int(sizeof(SharedStorage<TIn, TIn, decltype(sA), decltype(sB)>));
+	auto kernel = gemm_device<decltype(prob_shape), decltype(cta_tiler),
+				  TIn, decltype(sA), decltype(tmaA),
+				  TIn, decltype(sB), decltype(tmaB),
+				  TOut, decltype(dC), decltype(tiled_mma), CG_EPI_ACT>;
+	if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size) !=
+	    cudaSuccess)
+		return 3;
+	int64_t tiles = int64_t((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN) * L;
+	if (tiles > INT32_MAX)
+		return 2;
+	int grid = int(tiles);
+	if (CG_P_PERSISTENT) {
+		int dev = 0, sms = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		    sms < 1)
+			return 3;
+		grid = grid < sms ? grid : sms;  // one CTA per SM fits (smem, 384 threads)
+	}
+	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
+	kernel<<<grid, block, smem_size, stream>>>(prob_shape, cta_tiler, tmaA, tmaB, C, dC, bias,
+						   tiled_mma, alpha, CG_EPI_ACT{});
+	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
+}
+
+template <class T>
+bool is_dtype(const DLTensor *t)
+{
+	DLDataType d = t->dtype;
+	if (d.lanes != 1)
+		return false;
+	if constexpr (std::is_same_v<T, float>)
+		return d.code == kDLFloat && d.bits == 32;
+	else if constexpr (std::is_same_v<T, half_t>)
+		return d.code == kDLFloat && d.bits == 16;
+	else if constexpr (std::is_same_v<T, bfloat16_t>)
+		return d.code == kDLBfloat && d.bits == 16;
+	else
+		return d.code == 10 /* kDLFloat8_e4m3fn (DLPack 1.0) */ && d.bits == 8;
+}
+
+/* A contiguous row-major device tensor of T with a 16-byte aligned base, or false. */
+template <class T>
+bool is_dl_tensor(const DLTensor *t, int ndim_min)
+{
+	if (t->data == nullptr || t->ndim < ndim_min || t->ndim > 8 || !is_dtype<T>(t) ||
+	    t->byte_offset != 0 || (uintptr_t)t->data % 16 != 0)
+		return false;
+	int64_t expect = 1;
+	for (int d = t->ndim - 1; d >= 0; --d) {
+		if (t->shape[d] < 0)
+			return false;
+		if (t->strides != nullptr && t->shape[d] > 1 && t->strides[d] != expect)
+			return false;
+		expect *= t->shape[d];
+	}
+	return true;
+}
+
+} // namespace kernel
+
+using namespace kernel;
+
+CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTensor *outputs,
+				  int num_outputs, const double *scalars, int num_scalars,
+				  void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+	(void)workspace;
+	(void)workspace_bytes;
+	if (num_inputs != 2 + CG_EPI_BIAS || num_outputs != 1 || inputs == nullptr ||
+	    outputs == nullptr)
+		return 1;
+	const DLTensor *a = &inputs[0], *b = &inputs[1];
+	const DLTensor *bias = CG_EPI_BIAS ? &inputs[2] : nullptr;
+	DLTensor *c = &outputs[0];
+	int nd = CG_BATCHED ? 3 : 2;
+	if (!is_dl_tensor<TIn>(a, nd) || !is_dl_tensor<TIn>(b, nd) || !is_dl_tensor<TOut>(c, nd))
+		return 1;
+	if ((!CG_SPLIT_M && a->ndim != nd) || b->ndim != nd || c->ndim != a->ndim)
+		return 1;
+
+	// M, K, L from A; N from B; C must agree
+	int64_t L = CG_BATCHED ? a->shape[0] : 1;
+	int64_t M = 1, K, N;
+	if (CG_SPLIT_M) {
+		for (int d = 0; d + 1 < a->ndim; ++d) {
+			if (a->shape[d] != c->shape[d])
+				return 1;
+			M *= a->shape[d];
+		}
+		K = a->shape[a->ndim - 1];
+	} else {
+		int r = nd - 2;
+		M = CG_A_COL ? a->shape[r + 1] : a->shape[r];
+		K = CG_A_COL ? a->shape[r] : a->shape[r + 1];
+	}
+	{
+		int r = nd - 2;
+		N = CG_B_COL ? b->shape[r] : b->shape[r + 1];
+		int64_t kb = CG_B_COL ? b->shape[r + 1] : b->shape[r];
+		if (kb != K || c->shape[c->ndim - 1] != N || (!CG_SPLIT_M && c->shape[r] != M))
+			return 1;
+		if (CG_BATCHED && (b->shape[0] != L || c->shape[0] != L))
+			return 1;
+	}
+	if (bias && (!is_dl_tensor<TOut>(bias, 1) || bias->ndim != 1 || bias->shape[0] != N))
+		return 1;
+
+	// TMA: the contiguous extent of every operand row must be a multiple of 16 bytes
+	int64_t align = 16 / (int64_t(sizeof_bits_v<TIn>) / 8);
+	if (K == 0 || K % align != 0 || (CG_A_COL && M % align != 0) ||
+	    (!CG_B_COL && N % align != 0))
+		return 2;
+	if (M >= INT32_MAX || N >= INT32_MAX || K >= INT32_MAX || L >= INT32_MAX)
+		return 2;
+	if (M == 0 || N == 0 || L == 0)
+		return 0;
+	float alpha = num_scalars >= 1 && scalars != nullptr ? (float)scalars[0] : 1.0f;
+	return gemm_run((int)M, (int)N, (int)K, (int)L, alpha, (TIn const *)a->data,
+			(TIn const *)b->data, bias ? (TOut const *)bias->data : nullptr,
+			(TOut *)c->data, stream);
+}
