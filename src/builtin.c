@@ -476,13 +476,26 @@ static long ceil_div(long a, long b)
 }
 
 /*
- * 1 when a candidate cannot help this task (or duplicates another): split-K where the tiles
- * already fill the GPU, one-read softmax modes whose row cannot fit on chip, cluster sizes
- * without the mode that uses them.
+ * 1 when a candidate (of a stage around base) cannot help this task or duplicates another:
+ * split-K where the tiles already fill the GPU, one-read softmax modes whose row cannot fit on
+ * chip, cluster sizes without the mode that uses them, pipeline depths the shared memory clamps.
  */
 static int pruned(const struct builtin_space *sp, const struct task *t,
-		  const struct builtin_config *c)
+		  const struct builtin_config *c, const struct builtin_config *base)
 {
+	if (!strcmp(sp->family, "gemm_sm90")) {
+		/* the template clamps STAGES to what fits in 227 KB (and fp8 tiles to BN = 128):
+		 * asking for more than fits is the same kernel again */
+		int fp8 = t->in_dtype == DT_FP8_E4M3;
+		long bn = pval(sp, c, "CG_P_BN", 0, 128), bk = pval(sp, c, "CG_P_BK", 0, 64);
+		long stages = pval(sp, c, "CG_P_STAGES", 0, 2);
+		if (fp8 && bn > 128 && bn != pval(sp, base, "CG_P_BN", 0, 128))
+			return 1;
+		long fit = (227L * 1024 - 1024) / ((128 + (fp8 && bn > 128 ? 128 : bn)) * bk *
+						   (fp8 ? 1 : 2));
+		if (stages > fit && stages != pval(sp, base, "CG_P_STAGES", 0, 2))
+			return 1;
+	}
 	if (!strcmp(sp->family, "gemm_simt")) {
 		long split = pval(sp, c, "CG_P_SPLIT_K", 0, 1);
 		if (split > 1) {
@@ -531,7 +544,7 @@ static int stage_candidates(const struct builtin_space *sp, const struct task *t
 		struct builtin_config c = *base;
 		for (int k = 0; k < st->nparams; k++)
 			c.v[st->params[k]] = idx[k];
-		if (!same(&c, base, sp->nparams) && !pruned(sp, t, &c))
+		if (!same(&c, base, sp->nparams) && !pruned(sp, t, &c, base))
 			out[n++] = c;
 		if (n == BUILTIN_STAGE_CANDIDATES_MAX)
 			return n; /* a stage tries at most this many: the first in this order */

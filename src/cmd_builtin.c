@@ -62,14 +62,33 @@ static void print_space(const struct task *t, const struct builtin_space *sp)
 	printf("\n");
 }
 
+/* The walk when every candidate passes as fast as the start: each stage around the start. */
+static void print_plan(const struct task *t, const struct builtin_space *sp)
+{
+	struct builtin_tried *tried = NULL;
+	int n = 0, stage;
+	size_t alloc = 0;
+	struct builtin_config c;
+	char *what;
+	while (!builtin_next(sp, t, tried, n, &c, &stage, &what)) {
+		printf("%3d  stage %d  %s\n", n + 1, stage, what);
+		free(what);
+		ALLOC_GROW(tried, (size_t)n + 1, alloc);
+		tried[n++] = (struct builtin_tried){ c, 1, 1.0 };
+	}
+	printf("%d candidates (when none beats the start; each new best moves the next stages)\n", n);
+	free(tried);
+}
+
 int cmd_builtin(int argc, char **argv)
 {
 	const char *set = NULL, *arch = NULL;
-	int as_json = 0, source = 0, npos = 0, rc = EXIT_OK;
+	int as_json = 0, source = 0, plan = 0, npos = 0, rc = EXIT_OK;
 	char oerr[256];
 	struct opt opts[] = {
 		{ "set", 0, OPT_STRING, &set },
 		{ "source", 0, OPT_BOOL, &source },
+		{ "plan", 0, OPT_BOOL, &plan },
 		{ "arch", 0, OPT_STRING, &arch },
 		{ "json", 0, OPT_BOOL, &as_json },
 	};
@@ -82,8 +101,8 @@ int cmd_builtin(int argc, char **argv)
 		      "[--source] [--json]", npos);
 		return EXIT_USAGE;
 	}
-	if (source && as_json) {
-		error("--source prints a kernel, --json the family: give one");
+	if (source + as_json + plan > 1) {
+		error("--source prints a kernel, --json the family, --plan the walk: give one");
 		return EXIT_USAGE;
 	}
 	char *err = NULL;
@@ -113,6 +132,8 @@ int cmd_builtin(int argc, char **argv)
 		builtin_render(&sp, t, &cfg, &src);
 		fwrite(src.buf, 1, src.len, stdout);
 		strbuf_release(&src);
+	} else if (plan) {
+		print_plan(t, &sp);
 	} else if (as_json) {
 		json_t *o = space_json(&sp, &cfg);
 		json_dumpf(o, stdout, JSON_INDENT(2));

@@ -27,6 +27,8 @@ TASK="$REPO/tests/data/loop/relu_small.json"
 "$CUTEGEN" builtin "$TASK" --json >"$T/space.json"
 check "builtin --json: family, params and stages" \
     '[ "$(jq_ "$T/space.json" "d[\"family\"], \" \".join(p[\"name\"] for p in d[\"params\"]), \" \".join(s[\"name\"] for s in d[\"stages\"])")" = "elementwise CG_P_THREADS CG_P_UNROLL CG_P_WAVES tile grid" ]'
+check "builtin --plan: the start, 8 tile and 1 grid candidates" \
+    '"$CUTEGEN" builtin "$TASK" --plan >"$T/plan" && [ "$(grep -c " stage 1 " "$T/plan")" = 8 ] && tail -1 "$T/plan" | grep -q "^10 candidates"'
 "$CUTEGEN" builtin "$TASK" --set 'CG_P_THREADS=64' >/dev/null 2>"$T/e1"
 rc=$?
 check "builtin --set with a value outside the space: exit 2, lists the space (rc $rc)" \
