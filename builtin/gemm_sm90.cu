@@ -1,6 +1,6 @@
-// cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
-// cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_STAGES=4 CG_P_PERSISTENT=0 CG_P_CLUSTER_M=1
-// cutegen-stages: tile=CG_P_BN,CG_P_BK pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
+// cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
+// cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_MN_ORDER=0 CG_P_STAGES=4 CG_P_PERSISTENT=0 CG_P_CLUSTER_M=1
+// cutegen-stages: tile=CG_P_BN,CG_P_BK smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
  * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
@@ -18,6 +18,9 @@
  *     col [N,K]; MN-major when A is col [K,M] or B is row [K,N] (16-bit WGMMA reads MN-major
  *     shared memory through the descriptor's transpose bit, so nothing is transposed).
  *     Shared-memory atoms are the widest swizzle the tile's contiguous extent allows.
+ *     MN-major tiles stack their 64 x 8 atoms along M/N first (CG_P_MN_ORDER=0, the measured
+ *     design: TMA boxes of 64 x 8, BMN/64 x BK/8 of them per stage) or along K first (1,
+ *     CUTLASS's order: BMN/64 boxes of 64 x BK); K-major tiles are the same either way;
  *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
  *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
  *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
@@ -105,6 +108,9 @@ CUTEGEN_DECLARE_ABI();
 #endif
 #ifndef CG_P_CLUSTER_M
 #define CG_P_CLUSTER_M 1
+#endif
+#ifndef CG_P_MN_ORDER
+#define CG_P_MN_ORDER 0
 #endif
 
 namespace kernel {
@@ -424,6 +430,16 @@ constexpr auto smem_atom()
 	}
 }
 
+/* The order atoms tile a (BMN,BK,PIPE) shared-memory tile in: MN first, or K first. */
+template <GMMA::Major Major>
+constexpr auto smem_order()
+{
+	if constexpr (Major == GMMA::Major::MN && CG_P_MN_ORDER == 1)
+		return Step<_2,_1,_3>{};
+	else
+		return Step<_1,_2,_3>{};
+}
+
 /*
  * The configuration: tile, stages, smem atoms, MMA atom and TMA atoms, in one place.
  */
@@ -457,6 +473,7 @@ static_assert(kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 64 or 128");
 static_assert(CG_P_STAGES >= 2 && kStages >= 2, "gemm_sm90: CG_P_STAGES >= 2, and 2 must fit");
 static_assert(CG_P_PERSISTENT == 0 || CG_P_PERSISTENT == 1, "gemm_sm90: CG_P_PERSISTENT is 0 or 1");
 static_assert(kClusterM == 1 || kClusterM == 2, "gemm_sm90: CG_P_CLUSTER_M is 1 or 2");
+static_assert(CG_P_MN_ORDER == 0 || CG_P_MN_ORDER == 1, "gemm_sm90: CG_P_MN_ORDER is 0 or 1");
 
 /* A, B, C as (M,K,L), (N,K,L), (M,N,L) views with the strides of their row-major storage. */
 int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B,
@@ -484,8 +501,10 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 	auto bP = Int<kStages>{};                                            // pipeline stages
 	auto cta_tiler = make_shape(bM, bN, bK);                            // (BLK_M,BLK_N,BLK_K)
 
-	auto sA = tile_to_shape(smem_atom<TIn, kMajorA, kBM, kBK>(), make_shape(bM, bK, bP));
-	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP));
+	auto sA = tile_to_shape(smem_atom<TIn, kMajorA, kBM, kBK>(), make_shape(bM, bK, bP),
+				smem_order<kMajorA>());
+	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP),
+				smem_order<kMajorB>());
 
 	// Two warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
 	TiledMMA tiled_mma = make_tiled_mma(
