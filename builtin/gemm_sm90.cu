@@ -468,7 +468,7 @@ static_assert(!std::is_same_v<TIn, float_e4m3_t> || (!CG_A_COL && CG_B_COL),
 static_assert(!(CG_SPLIT_M && CG_BATCHED), "gemm_sm90: split M and batch do not combine");
 static_assert(!(CG_SPLIT_M && CG_A_COL), "gemm_sm90: split M needs A row-major");
 static_assert(CG_OUT_MASK >= 0 && CG_OUT_MASK <= 2, "gemm_sm90: CG_OUT_MASK is 0, 1 or 2");
-static_assert(kBN == 64 || kBN == 128 || kBN == 256, "gemm_sm90: CG_P_BN is 64, 128 or 256");
+static_assert(CG_P_BN == 128 || CG_P_BN == 256, "gemm_sm90: CG_P_BN is 128 or 256");
 static_assert(kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 64 or 128");
 static_assert(CG_P_STAGES >= 2 && kStages >= 2, "gemm_sm90: CG_P_STAGES >= 2, and 2 must fit");
 static_assert(CG_P_PERSISTENT == 0 || CG_P_PERSISTENT == 1, "gemm_sm90: CG_P_PERSISTENT is 0 or 1");
