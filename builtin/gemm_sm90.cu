@@ -556,7 +556,9 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 		if (kClusterM > 1) {
 			config.gridDim = dim3(unsigned(resident * kClusterM));
 			int n = 0;
-			if (cudaOccupancyMaxActiveClusters(&n, kernel, &config) == cudaSuccess && n > 0)
+			if (cudaOccupancyMaxActiveClusters(&n, kernel, &config) != cudaSuccess)
+				(void)cudaGetLastError();  // keep the SM count; clear it for the check below
+			else if (n > 0)
 				resident = n < resident ? n : resident;
 		}
 		clusters = clusters < resident ? clusters : resident;
