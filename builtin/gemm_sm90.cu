@@ -1,11 +1,10 @@
+// cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
+// cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_MN_ORDER=0 CG_P_STAGES=4 CG_P_PERSISTENT=0 CG_P_CLUSTER_M=1
+// cutegen-stages: tile=CG_P_BN,CG_P_BK smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
  * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
  * and fp16, bf16 or fp32 output, under the kernel contract (docs/kernel-abi.md).
- *
- * cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1
- * cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_STAGES=4 CG_P_PERSISTENT=0
- * cutegen-stages: tile=CG_P_BN,CG_P_BK pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT
  *
  * How: kernels/gemm_bf16_sm90.cu (measured correct on an H200) generalized; its design is kept:
  *   - 128 x BN x BK CTA tile; warp-specialized: one producer warpgroup (40 registers) whose
@@ -19,6 +18,9 @@
  *     col [N,K]; MN-major when A is col [K,M] or B is row [K,N] (16-bit WGMMA reads MN-major
  *     shared memory through the descriptor's transpose bit, so nothing is transposed).
  *     Shared-memory atoms are the widest swizzle the tile's contiguous extent allows.
+ *     MN-major tiles stack their 64 x 8 atoms along M/N first (CG_P_MN_ORDER=0, the measured
+ *     design: TMA boxes of 64 x 8, BMN/64 x BK/8 of them per stage) or along K first (1,
+ *     CUTLASS's order: BMN/64 boxes of 64 x BK); K-major tiles are the same either way;
  *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
  *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
  *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
@@ -32,13 +34,20 @@
  *     producer and the MMA warpgroups count k-iterations across tiles, so the ring's stage
  *     and mbarrier parity carry over, and the producer fills the ring with the next tile
  *     while the MMA warpgroups run the epilogue;
+ *   - CG_P_CLUSTER_M=2: clusters of 2 CTAs on neighbouring M-tiles of one N-tile; each CTA
+ *     loads half of the B tile and TMA multicasts it into both CTAs' rings (B is read from
+ *     L2 once per pair). A stage's empty barrier then counts the MMA threads of both CTAs
+ *     (each arrives on its own and on its peer's barrier), the barriers are initialized
+ *     before a cluster-wide sync, and the producer stays until all its stages are released
+ *     so no peer arrives on the barriers of an exited CTA. Where the M-tiles are odd, the
+ *     last pair's second CTA loads zeros past M and stores nothing;
  *   - partial tiles: TMA zero-fills out-of-bounds parts of every box (M, N and K residues);
  *     the epilogue stores through an identity-tensor predicate. Epilogue in fp32 registers:
  *     alpha, + bias[n] (CG_EPI_BIAS), CG_EPI_ACT, the CG_OUT_MASK triangle as zeros.
  * Not for: fp32 inputs (gemm_simt.cu), fp8 output, K == 0, rows whose byte length is not a
  * multiple of 16 (TMA strides: K, and N for B row, and M for A col must be multiples of
- * 8 elements for 16-bit, 16 for fp8): those return 2. No 2-CTA clusters, no TMA-store
- * epilogue, no ping-pong of the MMA warpgroups (the epilogue still stalls the MMAs).
+ * 8 elements for 16-bit, 16 for fp8): those return 2. No TMA-store epilogue, no ping-pong
+ * of the MMA warpgroups (the epilogue still stalls the MMAs).
  */
 #include <cutegen/kernel_abi.h>
 
@@ -96,6 +105,12 @@ CUTEGEN_DECLARE_ABI();
 #endif
 #ifndef CG_P_PERSISTENT
 #define CG_P_PERSISTENT 0
+#endif
+#ifndef CG_P_CLUSTER_M
+#define CG_P_CLUSTER_M 1
+#endif
+#ifndef CG_P_MN_ORDER
+#define CG_P_MN_ORDER 0
 #endif
 
 namespace kernel {
@@ -155,7 +170,7 @@ __device__ __forceinline__ void tile_coord(int t, int tiles_m, int tiles_n, int 
 template <class ProblemShape, class CtaTiler,
 	  class TA, class SmemLayoutA, class TmaA,
 	  class TB, class SmemLayoutB, class TmaB,
-	  class TC, class CStride, class TiledMma, class Epi>
+	  class TC, class CStride, class TiledMma, class Epi, int ClusterM>
 __global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, 1)
 void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		 __grid_constant__ TmaA const tma_a, __grid_constant__ TmaB const tma_b,
@@ -164,6 +179,7 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
 	using EmptyBarrier = cutlass::arch::ClusterBarrier;
 	constexpr bool kPromote = sizeof_bits_v<TA> == 8;  // fp8: k-tile sums promoted to fp32
+	constexpr int kCluster = ClusterM;                // CTAs along M sharing (multicasting) B
 
 	//
 	// Static preconditions
@@ -205,31 +221,44 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	Tensor sB = make_tensor(make_smem_ptr(smem.B.begin()), SmemLayoutB{}); // (BLK_N,BLK_K,PIPE)
 
 	//
-	// Copy partitions: TMA, one elected thread issues whole tiles
+	// Copy partitions: TMA, one elected thread issues whole tiles. In a cluster, CTA `rank`
+	// loads its 1/kCluster slice of the B tile and multicasts it to every CTA of the cluster
 	//
+	int rank = blockIdx.x % kCluster;                                  // 1-D grid, (kCluster,1,1) clusters
 	auto [tAgA, tAsA] = tma_partition(tma_a, Int<0>{}, Layout<_1>{},
 					  group_modes<0,2>(sA), group_modes<0,2>(gA)); // (TMA,m,k,l), (TMA,PIPE)
-	auto [tBgB, tBsB] = tma_partition(tma_b, Int<0>{}, Layout<_1>{},
+	auto [tBgB, tBsB] = tma_partition(tma_b, rank, Layout<Int<kCluster>>{},
 					  group_modes<0,2>(sB), group_modes<0,2>(gB)); // (TMA,n,k,l), (TMA,PIPE)
-	constexpr int kTmaBytes = sizeof(make_tensor_like(tensor<0>(tAsA))) +
-				  sizeof(make_tensor_like(tensor<0>(tBsB)));
+	// What lands in one stage of this CTA: its A tile and the whole B tile
+	constexpr int kTmaBytes =
+		int(size<0>(SmemLayoutA{}) * size<1>(SmemLayoutA{})) * int(sizeof_bits_v<TA>) / 8 +
+		int(size<0>(SmemLayoutB{}) * size<1>(SmemLayoutB{})) * int(sizeof_bits_v<TB>) / 8;
+	uint16_t mcast_mask = uint16_t((1u << kCluster) - 1);
 
 	constexpr int K_PIPE_MAX = decltype(size<1>(tAsA))::value;
 	int tiles_m = size<2>(gA);
 	int tiles_n = size<2>(gB);
 	int k_tiles = size<3>(gA);
-	int num_tiles = tiles_m * tiles_n * int(size<4>(gA));
+	// Cluster tiles: kCluster M-tiles side by side (the last may reach past M: zero-filled
+	// loads, no stores), numbered like tiles
+	int tiles_mc = (tiles_m + kCluster - 1) / kCluster;
+	int num_ctiles = tiles_mc * tiles_n * int(size<4>(gA));
+	int cluster_id = blockIdx.x / kCluster, num_clusters = gridDim.x / kCluster;
 	int warp_group = threadIdx.x / 128;
 
 	if (threadIdx.x == 0) {
 		CUTE_UNROLL
 		for (int p = 0; p < K_PIPE_MAX; ++p) {
 			FullBarrier::init(&smem.full_barrier[p], 1);
-			EmptyBarrier::init(&smem.empty_barrier[p], size(mma));
+			// every MMA thread of every CTA in the cluster reads what this CTA multicasts
+			EmptyBarrier::init(&smem.empty_barrier[p], size(mma) * kCluster);
 		}
 		cutlass::arch::fence_barrier_init();
 	}
-	__syncthreads();
+	if constexpr (kCluster > 1)
+		cute::cluster_sync();  // the peers' barriers are initialized before any multicast
+	else
+		__syncthreads();
 
 	//
 	// Producer warpgroup: one thread streams the k-tiles of this CTA's tiles into the ring.
@@ -239,9 +268,10 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		cutlass::arch::warpgroup_reg_dealloc<40>();
 		if (threadIdx.x == 0) {
 			uint32_t it = 0;
-			for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-				int m, n, l;
-				tile_coord(tile, tiles_m, tiles_n, m, n, l);
+			for (int ct = cluster_id; ct < num_ctiles; ct += num_clusters) {
+				int mc, n, l;
+				tile_coord(ct, tiles_mc, tiles_n, mc, n, l);
+				int m = mc * kCluster + rank;
 				for (int k_tile = 0; k_tile < k_tiles; ++k_tile, ++it) {
 					int pipe = it % K_PIPE_MAX;
 					uint32_t use = it / K_PIPE_MAX;
@@ -249,7 +279,23 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 						EmptyBarrier::wait(&smem.empty_barrier[pipe], (use - 1) & 1);
 					FullBarrier::arrive_and_expect_tx(&smem.full_barrier[pipe], kTmaBytes);
 					copy(tma_a.with(smem.full_barrier[pipe]), tAgA(_,m,k_tile,l), tAsA(_,pipe));
-					copy(tma_b.with(smem.full_barrier[pipe]), tBgB(_,n,k_tile,l), tBsB(_,pipe));
+					if constexpr (kCluster > 1)
+						copy(tma_b.with(smem.full_barrier[pipe], mcast_mask),
+						     tBgB(_,n,k_tile,l), tBsB(_,pipe));
+					else
+						copy(tma_b.with(smem.full_barrier[pipe]), tBgB(_,n,k_tile,l),
+						     tBsB(_,pipe));
+				}
+			}
+			if constexpr (kCluster > 1) {
+				// Stay until every stage's last use is released by the MMAs of all the
+				// cluster's CTAs: their arrivals on this CTA's barriers have then landed,
+				// and this CTA may exit
+				for (int p = 0; p < K_PIPE_MAX; ++p, ++it) {
+					uint32_t use = it / K_PIPE_MAX;
+					if (use > 0)
+						EmptyBarrier::wait(&smem.empty_barrier[it % K_PIPE_MAX],
+								   (use - 1) & 1);
 				}
 			}
 		}
@@ -275,10 +321,22 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	Tensor cC = make_identity_tensor(select<0,1>(cta_tiler));            // (BLK_M,BLK_N) -> (m,n)
 	Tensor tCcC = thr_mma.partition_C(cC);                               // (MMA,MMA_M,MMA_N) -> (m,n)
 
+	// Stage p is free again for this cluster's producers (the TMA of every CTA writes it)
+	auto release = [&](int p) {
+		if constexpr (kCluster > 1) {
+			CUTE_UNROLL
+			for (int c = 0; c < kCluster; ++c)
+				EmptyBarrier::arrive(&smem.empty_barrier[p], c, 1);
+		} else {
+			EmptyBarrier::arrive(&smem.empty_barrier[p]);
+		}
+	};
+
 	uint32_t it = 0;
-	for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-		int m, n, l;
-		tile_coord(tile, tiles_m, tiles_n, m, n, l);
+	for (int ct = cluster_id; ct < num_ctiles; ct += num_clusters) {
+		int mc, n, l;
+		tile_coord(ct, tiles_mc, tiles_n, mc, n, l);
+		int m = mc * kCluster + rank;
 		clear(tCrC);
 
 		//
@@ -299,7 +357,7 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				warpgroup_commit_batch();
 				warpgroup_wait<0>();
 				warpgroup_fence_operand(tCrT);
-				EmptyBarrier::arrive(&smem.empty_barrier[pipe]);
+				release(pipe);
 				CUTE_UNROLL
 				for (int i = 0; i < size(tCrC); ++i)
 					tCrC(i) += tCrT(i);
@@ -311,14 +369,14 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				warpgroup_wait<1>();  // the MMAs of iteration it-1 are done
 				warpgroup_fence_operand(tCrC);
 				if (k_tile > 0)
-					EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+					release((it - 1) % K_PIPE_MAX);
 			}
 		}
 		if constexpr (!kPromote) {
 			warpgroup_wait<0>();
 			warpgroup_fence_operand(tCrC);  // no read of the accumulators moves above the wait
 			// The tile's last stage, so the producer may refill it (k_tiles > 0: K > 0)
-			EmptyBarrier::arrive(&smem.empty_barrier[(it - 1) % K_PIPE_MAX]);
+			release((it - 1) % K_PIPE_MAX);
 		}
 
 		//
@@ -372,6 +430,16 @@ constexpr auto smem_atom()
 	}
 }
 
+/* The order atoms tile a (BMN,BK,PIPE) shared-memory tile in: MN first, or K first. */
+template <GMMA::Major Major>
+constexpr auto smem_order()
+{
+	if constexpr (Major == GMMA::Major::MN && CG_P_MN_ORDER == 1)
+		return Step<_2,_1,_3>{};
+	else
+		return Step<_1,_2,_3>{};
+}
+
 /*
  * The configuration: tile, stages, smem atoms, MMA atom and TMA atoms, in one place.
  */
@@ -385,6 +453,7 @@ constexpr int kInBytes = int(sizeof_bits_v<TIn>) / 8;
 constexpr int kStageBytes = (kBM + kBN) * kBK * kInBytes;
 constexpr int kSmemMax = 227 * 1024 - 1024;  // less barriers and alignment
 constexpr int kStages = CG_P_STAGES < kSmemMax / kStageBytes ? CG_P_STAGES : kSmemMax / kStageBytes;
+constexpr int kClusterM = CG_P_CLUSTER_M;
 constexpr GMMA::Major kMajorA = CG_A_COL ? GMMA::Major::MN : GMMA::Major::K;
 constexpr GMMA::Major kMajorB = CG_B_COL ? GMMA::Major::K : GMMA::Major::MN;
 
@@ -399,10 +468,12 @@ static_assert(!std::is_same_v<TIn, float_e4m3_t> || (!CG_A_COL && CG_B_COL),
 static_assert(!(CG_SPLIT_M && CG_BATCHED), "gemm_sm90: split M and batch do not combine");
 static_assert(!(CG_SPLIT_M && CG_A_COL), "gemm_sm90: split M needs A row-major");
 static_assert(CG_OUT_MASK >= 0 && CG_OUT_MASK <= 2, "gemm_sm90: CG_OUT_MASK is 0, 1 or 2");
-static_assert(kBN == 64 || kBN == 128 || kBN == 256, "gemm_sm90: CG_P_BN is 64, 128 or 256");
+static_assert(CG_P_BN == 128 || CG_P_BN == 256, "gemm_sm90: CG_P_BN is 128 or 256");
 static_assert(kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 64 or 128");
 static_assert(CG_P_STAGES >= 2 && kStages >= 2, "gemm_sm90: CG_P_STAGES >= 2, and 2 must fit");
 static_assert(CG_P_PERSISTENT == 0 || CG_P_PERSISTENT == 1, "gemm_sm90: CG_P_PERSISTENT is 0 or 1");
+static_assert(kClusterM == 1 || kClusterM == 2, "gemm_sm90: CG_P_CLUSTER_M is 1 or 2");
+static_assert(CG_P_MN_ORDER == 0 || CG_P_MN_ORDER == 1, "gemm_sm90: CG_P_MN_ORDER is 0 or 1");
 
 /* A, B, C as (M,K,L), (N,K,L), (M,N,L) views with the strides of their row-major storage. */
 int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B,
@@ -430,8 +501,10 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 	auto bP = Int<kStages>{};                                            // pipeline stages
 	auto cta_tiler = make_shape(bM, bN, bK);                            // (BLK_M,BLK_N,BLK_K)
 
-	auto sA = tile_to_shape(smem_atom<TIn, kMajorA, kBM, kBK>(), make_shape(bM, bK, bP));
-	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP));
+	auto sA = tile_to_shape(smem_atom<TIn, kMajorA, kBM, kBK>(), make_shape(bM, bK, bP),
+				smem_order<kMajorA>());
+	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP),
+				smem_order<kMajorB>());
 
 	// Two warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
 	TiledMMA tiled_mma = make_tiled_mma(
@@ -442,31 +515,64 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 	Tensor mA = make_tensor(A, make_shape(M, K, L), dA);
 	Tensor mB = make_tensor(B, make_shape(N, K, L), dB);
 	Copy_Atom tmaA = make_tma_atom(SM90_TMA_LOAD{}, mA, sA(_,_,0), make_shape(bM, bK));
-	Copy_Atom tmaB = make_tma_atom(SM90_TMA_LOAD{}, mB, sB(_,_,0), make_shape(bN, bK));
+	// B is multicast to the kClusterM CTAs of a cluster, each loading a 1/kClusterM slice
+	using TmaOpB = conditional_t<(kClusterM > 1), SM90_TMA_LOAD_MULTICAST, SM90_TMA_LOAD>;
+	Copy_Atom tmaB = make_tma_atom(TmaOpB{}, mB, sB(_,_,0), make_shape(bN, bK), Int<kClusterM>{});
 
 	int smem_size = int(sizeof(SharedStorage<TIn, TIn, decltype(sA), decltype(sB)>));
 	auto kernel = gemm_device<decltype(prob_shape), decltype(cta_tiler),
 				  TIn, decltype(sA), decltype(tmaA),
 				  TIn, decltype(sB), decltype(tmaB),
-				  TOut, decltype(dC), decltype(tiled_mma), CG_EPI_ACT>;
+				  TOut, decltype(dC), decltype(tiled_mma), CG_EPI_ACT, kClusterM>;
 	if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size) !=
 	    cudaSuccess)
 		return 3;
-	int64_t tiles = int64_t((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN) * L;
-	if (tiles > INT32_MAX)
+	// Cluster tiles (kClusterM M-tiles each); a CTA per M-tile of each
+	int64_t ctiles = int64_t(((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM) *
+			 ((N + kBN - 1) / kBN) * L;
+	if (ctiles * kClusterM > INT32_MAX)
 		return 2;
-	int grid = int(tiles);
+	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
+	cudaLaunchConfig_t config = {};
+	cudaLaunchAttribute attr[1];
+	attr[0].id = cudaLaunchAttributeClusterDimension;
+	attr[0].val.clusterDim.x = kClusterM;
+	attr[0].val.clusterDim.y = 1;
+	attr[0].val.clusterDim.z = 1;
+	config.blockDim = block;
+	config.dynamicSmemBytes = smem_size;
+	config.stream = stream;
+	config.attrs = attr;
+	config.numAttrs = kClusterM > 1 ? 1 : 0;
+	int clusters = int(ctiles);
 	if (CG_P_PERSISTENT) {
-		int dev = 0, sms = 0;
+		// one CTA per SM: as many clusters as can be resident at once
+		int dev = 0, sms = 0, resident = 0;
 		if (cudaGetDevice(&dev) != cudaSuccess ||
 		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
 		    sms < 1)
 			return 3;
-		grid = grid < sms ? grid : sms;  // one CTA per SM fits (smem, 384 threads)
+		resident = sms / kClusterM;
+		if (kClusterM > 1) {
+			config.gridDim = dim3(unsigned(resident * kClusterM));
+			int n = 0;
+			if (cudaOccupancyMaxActiveClusters(&n, kernel, &config) != cudaSuccess)
+				(void)cudaGetLastError();  // keep the SM count; clear it for the check below
+			else if (n > 0)
+				resident = n < resident ? n : resident;
+		}
+		clusters = clusters < resident ? clusters : resident;
 	}
-	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
-	kernel<<<grid, block, smem_size, stream>>>(prob_shape, cta_tiler, tmaA, tmaB, C, dC, bias,
-						   tiled_mma, alpha, CG_EPI_ACT{});
+	config.gridDim = dim3(unsigned(clusters * kClusterM));
+	if constexpr (kClusterM > 1) {
+		if (cudaLaunchKernelEx(&config, kernel, prob_shape, cta_tiler, tmaA, tmaB, C, dC, bias,
+				       tiled_mma, alpha, CG_EPI_ACT{}) != cudaSuccess)
+			return 4;
+	} else {
+		kernel<<<config.gridDim, block, smem_size, stream>>>(prob_shape, cta_tiler, tmaA, tmaB,
+								     C, dC, bias, tiled_mma, alpha,
+								     CG_EPI_ACT{});
+	}
 	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
 
