@@ -46,6 +46,13 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
 					 dtype_name(t->in_dtype), arch);
 			return NULL;
 		}
+		if (t->in_dtype == DT_FP8_E4M3 &&
+		    (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL)) {
+			*err = xstrdup("the builtin fp8 GEMM needs both operands K-major, as fp8 WGMMA "
+				       "reads them: A row-major [M,K] and B col-major [N,K] "
+				       "(b_layout \"col\"); use a model for other layouts");
+			return NULL;
+		}
 		return "builtin/gemm_sm90.cu";
 	default:
 		break;

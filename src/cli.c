@@ -74,7 +74,8 @@ int build_kernel_file(const char *kernel, const struct build_opts *bo, struct st
 	if (b && b != BUILD_REJECTED) {
 		error("%s", err);
 		*exit_code = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
-		b = -1;
+		free(err);
+		return -2;
 	}
 	free(err);
 	return b;

@@ -105,7 +105,7 @@ int cmd_eval(int argc, char **argv)
 		bo.no_cache = no_cache;
 		bo.deadline_s = compile_deadline;
 		int b = build_kernel_file(kernel, &bo, &src, &pol, &br, &rc);
-		if (b < 0)
+		if (b == -2)
 			goto out;
 		if (b == BUILD_REJECTED) {
 			feedback_policy(&pol, &txt);

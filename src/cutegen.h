@@ -33,8 +33,8 @@ struct policy_report;
 struct strbuf;
 /*
  * Reads the kernel file and builds it (policy check, then nvcc through the cache): 0 when nvcc
- * ran (br->ok says whether it compiled), BUILD_REJECTED when the policy refused it (pol says
- * why), or -1 after printing the error, with the exit code for it in *exit_code.
+ * ran (br->ok says whether it compiled), BUILD_REJECTED (-1) when the policy refused it (pol
+ * says why), or -2 after printing the error, with the exit code for it in *exit_code.
  */
 int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
 		      struct policy_report *pol, struct build_result *br, int *exit_code);

@@ -230,4 +230,10 @@ TEST(builtin_families_of_tasks)
 	CHECK(!builtin_family_file(task_builtin("hopper/gemm_bf16_4096"), "sm_80", &err));
 	CHECK_HAS(err, "sm_90a");
 	free(err);
+	struct task *t = task_dup(task_builtin("hopper/gemm_fp8_8192"));
+	t->b_layout = LAYOUT_ROW;
+	CHECK(!builtin_family_file(t, NULL, &err));
+	CHECK_HAS(err, "both operands K-major");
+	free(err);
+	task_free(t);
 }
