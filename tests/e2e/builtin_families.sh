@@ -40,6 +40,11 @@ cases=(
     "hopper/gemm_bf16_4096"
     "hopper/gemm_fp8_8192"
     "hopper/gemm_bf16_4096_bias_relu"
+    "kb1/19_relu CG_P_WAVES=2 CG_P_UNROLL=8"
+    "kb1/23_softmax CG_P_MODE=0 CG_P_THREADS=1024"
+    "kb1/4_matvec CG_P_SPLIT=4 CG_P_ROWS=2"
+    "kb1/6_matmul_large_k CG_P_SPLIT_K=8 CG_P_TILE=64x64"
+    "hopper/gemm_bf16_4096 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_MN_ORDER=1"
 )
 build_one() {
     local i=$1 t=$2 set=${3:-}
