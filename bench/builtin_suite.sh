@@ -8,14 +8,20 @@
 set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT}"
+# BUILTIN_SUITES: suites or task-list files (default "hopper kb1"); BUILTIN_ITERS: a cap on
+# each run's nodes (default: the walk's own end); BUILTIN_TIMEOUT: seconds per task.
 SUITES=${BUILTIN_SUITES:-"hopper kb1"}
 CUTEGEN=${CUTEGEN:-build/cutegen}
 for s in $SUITES; do
     start=$(date +%s)
-    "$CUTEGEN" suite "$s" --out "$OUT/suite-$s" --json --backend builtin \
-        --run-args "--record-evals $OUT/evals" >"$OUT/suite-$s.json" 2>"$OUT/suite-$s.log"
+    name=$(basename "$s" .txt)
+    "$CUTEGEN" suite "$s" --out "$OUT/suite-$name" --json --backend builtin \
+        ${BUILTIN_TIMEOUT:+--task-timeout $BUILTIN_TIMEOUT} \
+        --run-args "--record-evals $OUT/evals ${BUILTIN_ITERS:+--iters $BUILTIN_ITERS}" \
+        >"$OUT/suite-$name.json" 2>"$OUT/suite-$name.log"
     echo "suite $s: rc $? in $(( $(date +%s) - start )) s"
 done
+SUITES=$(for s in $SUITES; do basename "$s" .txt; done)
 : >"$OUT/torch.jsonl"
 if python3 -c "import torch" 2>/dev/null; then
     for s in $SUITES; do
