@@ -187,7 +187,9 @@ TEST(builtin_policy_walks_stages_and_keeps_the_best)
 	struct builtin_tried again[64];
 	int st2[64];
 	CHECK_INT(walk(&sp, again, st2), n);
-	CHECK(!memcmp(again, tried, sizeof(tried[0]) * (size_t)n));
+	for (int i = 0; i < n; i++) /* field by field: the struct has padding */
+		CHECK(!memcmp(again[i].cfg.v, tried[i].cfg.v, sizeof(int) * 3) &&
+		      again[i].passed == tried[i].passed && again[i].ms == tried[i].ms);
 	struct builtin_config c;
 	int stage;
 	char *what;
