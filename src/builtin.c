@@ -40,7 +40,7 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
 	case OP_GEMM:
 		if (t->in_dtype == DT_FP32)
 			return "builtin/gemm_simt.cu";
-		if (arch && strncmp(arch, "sm_90", 5)) {
+		if (arch && strcmp(arch, "sm_90a")) {
 			*err = xasprintf("the builtin %s GEMM uses Hopper's TMA and WGMMA (sm_90a); there "
 					 "is none for %s: use a model, or --arch sm_90a on a Hopper GPU",
 					 dtype_name(t->in_dtype), arch);
