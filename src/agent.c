@@ -74,7 +74,8 @@ struct agent {
 	/* the builtin policy (o.builtin): its family and what it has tried */
 	struct builtin_space bsp;
 	struct builtin_tried *tried;
-	int ntried, tried_alloc;
+	int ntried;
+	size_t tried_alloc;
 	int prebuilt_stage;   /* the stage whose candidates were compiled ahead, in parallel */
 
 	struct agent_totals totals;
@@ -249,10 +250,7 @@ static void apply_node(struct agent *a, const struct store_node *n, int replay)
 	a->step = n->step;
 	struct builtin_config bc;
 	if (a->o.builtin && !builtin_config_of(&a->bsp, n->source, &bc)) {
-		if (a->ntried == a->tried_alloc) {
-			a->tried_alloc = a->tried_alloc ? 2 * a->tried_alloc : 16;
-			a->tried = xrealloc(a->tried, (size_t)a->tried_alloc * sizeof(*a->tried));
-		}
+		ALLOC_GROW(a->tried, (size_t)a->ntried + 1, a->tried_alloc);
 		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms };
 	}
 
@@ -390,11 +388,13 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 		}
 		builtin_stage_machine(a);
 	}
-	if ((!a->o.builtin && stages_load(task_workload(t), opts->prompts_dir, &a->sm, err)) ||
-	    load_text(opts->prompts_dir, "system.txt", &a->t_system, err) ||
-	    load_text(opts->prompts_dir, "generate.txt", &a->t_generate, err) ||
-	    load_text(opts->prompts_dir, "fix.txt", &a->t_fix, err) ||
-	    load_text(opts->prompts_dir, "optimize.txt", &a->t_optimize, err)) {
+	/* the builtin policy writes no prompts */
+	if (!a->o.builtin &&
+	    (stages_load(task_workload(t), opts->prompts_dir, &a->sm, err) ||
+	     load_text(opts->prompts_dir, "system.txt", &a->t_system, err) ||
+	     load_text(opts->prompts_dir, "generate.txt", &a->t_generate, err) ||
+	     load_text(opts->prompts_dir, "fix.txt", &a->t_fix, err) ||
+	     load_text(opts->prompts_dir, "optimize.txt", &a->t_optimize, err))) {
 		agent_free(a);
 		return NULL;
 	}

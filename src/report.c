@@ -158,6 +158,17 @@ static void fmt_num(char *buf, size_t len, const char *fmt, double v)
 		snprintf(buf, len, fmt, v);
 }
 
+/* "done (the reason)": the run's status and why it stopped, cleaned for the terminal. */
+static void add_status(struct strbuf *out, const struct run_history *h)
+{
+	report_text_clean(out, h->run.status, 40);
+	if (h->run.stop_reason) {
+		strbuf_addstr(out, " (");
+		report_text_clean(out, h->run.stop_reason, CAP_LINE);
+		strbuf_addch(out, ')');
+	}
+}
+
 void report_show_text(struct strbuf *out, const struct run_history *h)
 {
 	strbuf_addstr(out, "run ");
@@ -165,12 +176,7 @@ void report_show_text(struct strbuf *out, const struct run_history *h)
 	strbuf_addstr(out, ": task ");
 	report_text_clean(out, h->run.task_name, 200);
 	strbuf_addstr(out, ", status ");
-	report_text_clean(out, h->run.status, 40);
-	if (h->run.stop_reason) {
-		strbuf_addstr(out, " (");
-		report_text_clean(out, h->run.stop_reason, CAP_LINE);
-		strbuf_addch(out, ')');
-	}
+	add_status(out, h);
 	strbuf_addf(out, "\n\n%4s %4s %5s %-8s %-14s %-11s %8s %9s %8s %8s  %s\n", "NODE", "ITER",
 		    "STAGE", "KIND", "VERDICT", "OUTCOME", "TIME_S", "MS", "SPEEDUP", "ROOFLINE",
 		    "CHANGE");
@@ -494,12 +500,7 @@ void report_run_markdown(struct strbuf *out, const struct run_history *h)
 	strbuf_addstr(out, "### cutegen run: `");
 	report_text_clean(out, h->run.task_name, 200);
 	strbuf_addstr(out, "`\n\n- status: ");
-	report_text_clean(out, h->run.status, 40);
-	if (h->run.stop_reason) {
-		strbuf_addstr(out, " (");
-		report_text_clean(out, h->run.stop_reason, CAP_LINE);
-		strbuf_addch(out, ')');
-	}
+	add_status(out, h);
 	strbuf_addf(out, "\n- nodes: %zu (%ld passed)\n", h->n, h->passed);
 	if (h->best_node)
 		strbuf_addf(out, "- best: node %ld, speedup %s over the baseline (cuBLAS %s, PyTorch %s), "
