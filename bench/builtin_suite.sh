@@ -9,17 +9,25 @@ set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT}"
 # BUILTIN_SUITES: suites or task-list files (default "hopper kb1"); BUILTIN_ITERS: a cap on
-# each run's nodes (default: the walk's own end); BUILTIN_TIMEOUT: seconds per task.
+# each run's nodes (default: the walk's own end); BUILTIN_TIMEOUT: seconds per task;
+# BUILTIN_PER_GPU: workers sharing each GPU (default 8: compiles overlap, evaluations take
+# turns); BUILTIN_DEADLINE: seconds for each suite, after which it is interrupted (^C: no new
+# tasks, the running ones finish) and its summary kept. While a suite runs, nvidia-smi samples
+# the GPU's utilization every 0.5 s: the share of the wall time the GPU was busy.
 SUITES=${BUILTIN_SUITES:-"hopper kb1"}
 CUTEGEN=${CUTEGEN:-build/cutegen}
 for s in $SUITES; do
     start=$(date +%s)
     name=$(basename "$s" .txt)
-    "$CUTEGEN" suite "$s" --out "$OUT/suite-$name" --json --backend builtin \
-        ${BUILTIN_TIMEOUT:+--task-timeout $BUILTIN_TIMEOUT} \
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT/util-$name.txt" 2>/dev/null &
+    smi=$!
+    ${BUILTIN_DEADLINE:+timeout -s INT -k 90 $BUILTIN_DEADLINE} \
+    "$CUTEGEN" suite "$s" --out "$OUT/suite-$name" --json --backend builtin --gpus all \
+        --per-gpu "${BUILTIN_PER_GPU:-8}" ${BUILTIN_TIMEOUT:+--task-timeout $BUILTIN_TIMEOUT} \
         --run-args "--record-evals $OUT/evals ${BUILTIN_ITERS:+--iters $BUILTIN_ITERS}" \
         >"$OUT/suite-$name.json" 2>"$OUT/suite-$name.log"
     echo "suite $s: rc $? in $(( $(date +%s) - start )) s"
+    kill "$smi" 2>/dev/null
 done
 SUITES=$(for s in $SUITES; do basename "$s" .txt; done)
 : >"$OUT/torch.jsonl"
@@ -60,7 +68,11 @@ for s in suites:
     p = os.path.join(out, f"suite-{s}.json")
     if not os.path.exists(p):
         continue
-    d = json.load(open(p))
+    try:
+        d = json.load(open(p))
+    except ValueError:
+        rows.append({"suite": s, "error": "no summary: the suite was killed (see suite-%s.log)" % s})
+        continue
     for r in d.get("results", []):
         row = {k: r.get(k) for k in ("task", "status", "correct", "best_ms", "speedup",
                                      "roofline_fraction", "wall_s", "message")}
@@ -71,12 +83,18 @@ for s in suites:
             row["target"] = {"metric": t[0], "at_least": t[1], "met": bool(v and v >= t[1])}
             targets["met" if row["target"]["met"] else "missed"].append(r["task"])
         rows.append(row)
+    util = [float(x) for x in open(os.path.join(out, f"util-{s}.txt")).read().split()
+            if x.replace(".", "").isdigit()] if os.path.exists(os.path.join(out, f"util-{s}.txt")) else []
     rows.append({"suite": s, "wall_s": d.get("wall_s"), "geomean_speedup": d.get("geomean_speedup"),
-                 "fast_p": d.get("fast_p"), "done": d.get("done"), "failed": d.get("failed")})
+                 "fast_p": d.get("fast_p"), "done": d.get("done"), "failed": d.get("failed"),
+                 "workers": len(d.get("workers", [])),
+                 "gpu_busy_share": sum(util) / 100 / len(util) if util else None,
+                 "gpu_util_samples": len(util)})
 gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
                      capture_output=True, text=True).stdout.strip()
 json.dump({"date": datetime.date.today().isoformat(), "gpu": gpu,
-           "command": "OUT=$OUT bash bench/builtin_suite.sh (suites: %s)" % " ".join(suites),
+           "command": " ".join("%s=%s" % (k, v) for k, v in sorted(os.environ.items())
+                               if k.startswith("BUILTIN_")) + " OUT=$OUT bash bench/builtin_suite.sh",
            "commit": os.environ.get("CUTEGEN_COMMIT", ""), "results": rows, "targets": targets},
           open(os.path.join(out, "bench_builtin.json"), "w"), indent=1)
 print("targets met: %d, missed: %d" % (len(targets["met"]), len(targets["missed"])))

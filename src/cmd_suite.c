@@ -40,7 +40,7 @@
 
 struct suite_opts {
 	const char *out, *gpus, *run_args, *partition, *time_limit;
-	int json, resume, quiet, attempts, slurm, gpus_per_task, chunk, no_wait;
+	int json, resume, quiet, attempts, slurm, gpus_per_task, chunk, no_wait, per_gpu;
 	double task_timeout, poll_s, wait_timeout;
 	char **pass;   /* flags passed through to `cutegen run` (heap vector of heap strings) */
 	int npass;
@@ -106,6 +106,7 @@ static int parse_suite_opts(int argc, char **argv, struct suite_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->attempts = 2;
 	o->gpus_per_task = 1;
+	o->per_gpu = 1;
 	o->chunk = 1;
 	o->poll_s = 10;
 	for (int i = 2; i < argc; i++) {
@@ -132,6 +133,7 @@ static int parse_suite_opts(int argc, char **argv, struct suite_opts *o)
 		NUMFLAG("attempts", 1, o->attempts = (int)d);
 		NUMFLAG("gpus-per-task", 0, o->gpus_per_task = (int)d);
 		NUMFLAG("chunk", 1, o->chunk = (int)d);
+		NUMFLAG("per-gpu", 1, o->per_gpu = (int)d);
 		NUMFLAG("task-timeout", 0, o->task_timeout = d);
 		NUMFLAG("poll", 0.1, o->poll_s = d);
 		NUMFLAG("wait-timeout", 0, o->wait_timeout = d);
@@ -314,7 +316,8 @@ static void move_aside(const char *run_dir)
  * correct kernel) is done; anything else (other exit codes, a signal, the deadline) failed.
  */
 static void run_one(const struct suite_task *row, char *const *pass, int npass, int device,
-		    const char *worker, double timeout, struct suite_task *res)
+		    const char *worker, const char *const *env, double timeout,
+		    struct suite_task *res)
 {
 	suite_task_release(res);
 	res->id = row->id;
@@ -342,6 +345,7 @@ static void run_one(const struct suite_task *row, char *const *pass, int npass, 
 	log.cap = RUN_LOG_MAX;
 	struct child_process cp = CHILD_PROCESS_INIT;
 	cp.argv = argv;
+	cp.env = env;
 	cp.out = &log;
 	cp.err = &log;
 	cp.deadline_s = timeout;
@@ -384,8 +388,9 @@ static void run_one(const struct suite_task *row, char *const *pass, int npass, 
 /* ---- the local pool ---- */
 
 struct worker {
-	char name[32];
+	char name[40];
 	int device;   /* -1 for compile-only CPU workers */
+	char *env[3]; /* for its runs: the GPU's turn lock and build jobs when workers share a GPU */
 	double busy_s;
 	int tasks;
 	pthread_t thread;
@@ -487,7 +492,8 @@ static void *worker_main(void *arg)
 
 		struct suite_task res;
 		suite_task_init(&res);
-		run_one(row, o->pass, o->npass, w->device, w->name, o->task_timeout, &res);
+		run_one(row, o->pass, o->npass, w->device, w->name, (const char *const *)w->env,
+			o->task_timeout, &res);
 
 		pthread_mutex_lock(&p->mu);
 		p->running--;
@@ -610,6 +616,42 @@ out:
 	strbuf_release(&sb);
 	free(runner);
 	return rc;
+}
+
+/*
+ * --per-gpu K: K workers on each GPU. Their runs take turns on the GPU through a lock file per
+ * GPU in the suite directory (CUTEGEN_GPU_LOCK: evaluations and profiles hold it), so their
+ * nvcc compiles overlap but no two timings share the GPU; each run's parallel compiles are
+ * scaled down so that all the workers together keep about two per core busy.
+ */
+static void share_gpus(struct worker **ws, int *nw, int k, const char *suite_dir)
+{
+	int n = *nw * k;
+	if (n > WORKERS_MAX)
+		n = WORKERS_MAX;
+	struct worker *out = xcalloc((size_t)n, sizeof(*out));
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	long jobs = (2 * (cores > 0 ? cores : 1) + n - 1) / n;
+	const char *set = getenv("CUTEGEN_BUILD_JOBS");
+	for (int i = 0; i < n; i++) {
+		const struct worker *g = &(*ws)[i / k];
+		snprintf(out[i].name, sizeof(out[i].name), "%.32s.%d", g->name, i % k);
+		out[i].device = g->device;
+		out[i].env[0] = xasprintf("CUTEGEN_GPU_LOCK=%s/gpu%d.lock", suite_dir, g->device);
+		if (!(set && *set))
+			out[i].env[1] = xasprintf("CUTEGEN_BUILD_JOBS=%ld", jobs < 2 ? 2 : jobs);
+	}
+	free(*ws);
+	*ws = out;
+	*nw = n;
+}
+
+static void free_workers(struct worker *ws, int nw)
+{
+	for (int i = 0; i < nw; i++)
+		for (int e = 0; ws[i].env[e]; e++)
+			free(ws[i].env[e]);
+	free(ws);
 }
 
 static int has_recorded_evals(const struct suite_opts *o)
@@ -771,6 +813,8 @@ static int run_pool(struct suite_store *ss, const char *suite_dir, const struct 
 		rc = EXIT_ENV;
 		goto out;
 	}
+	if (o->per_gpu > 1 && ws[0].device >= 0)
+		share_gpus(&ws, &nw, o->per_gpu, suite_dir);
 	if (ws[0].device < 0 && !has_recorded_evals(o)) {
 		error("--gpus cpu:N runs compile-only workers: they compile with nvcc and take each "
 		      "kernel's evaluation from --recorded-evals DIR (give it after the suite's flags)");
@@ -800,7 +844,8 @@ static int run_pool(struct suite_store *ss, const char *suite_dir, const struct 
 		fprintf(stderr, "suite %s: %zu tasks, %zu to run (%d re-queued), %d done before; %d "
 			"worker%s (%s)\n", suite_dir, p.nrows, p.qlen, requeued, p.done, nw,
 			nw == 1 ? "" : "s", ws[0].device < 0 ? "compile-only, recorded evaluations"
-							      : "one per GPU");
+					    : o->per_gpu > 1 ? "sharing each GPU, evaluations in turn"
+							     : "one per GPU");
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -860,7 +905,7 @@ out:
 	free(p.store_err);
 	free(p.queue);
 	suite_rows_free(p.rows, p.nrows);
-	free(ws);
+	free_workers(ws, nw);
 	json_decref(busy);
 	pthread_mutex_destroy(&p.mu);
 	return rc;
@@ -1364,7 +1409,7 @@ int cmd_suite_worker(int argc, char **argv)
 		row.spec = xstrdup(spec);
 		row.run_dir = xstrdup(dir);
 		/* Slurm gives the element its GPUs as CUDA_VISIBLE_DEVICES: device 0 is ours */
-		run_one(&row, pass, np, cpu ? -1 : 0, worker, timeout, &res);
+		run_one(&row, pass, np, cpu ? -1 : 0, worker, NULL, timeout, &res);
 		fprintf(stderr, "%s %s: %s (exit %d)%s%s\n", worker, spec, res.status, res.exit_code,
 			res.message ? ": " : "", res.message ? res.message : "");
 		if (suite_result_write(suite_dir, &res, &err)) {

@@ -149,7 +149,7 @@ static const char *signal_name(int sig)
 int eval_run(const struct eval_opts *o, const struct task *t, const char *so_path,
 	     struct eval_result *r, char **err)
 {
-	int rc = -1;
+	int rc = -1, turn = -1;
 	/* $CUTEGEN_RUNNER, as for memcheck, ncu and doctor, else beside the cutegen binary */
 	char *runner = o->runner ? xstrdup(o->runner) : paths_runner();
 	if (!runner)
@@ -212,6 +212,7 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	cp.limits = &lim;
 	const char *netns = getenv("CUTEGEN_RUNNER_NETNS");
 	cp.new_netns = !(netns && !strcmp(netns, "0"));
+	turn = gpu_turn_take(); /* given back at out: the torch baseline times the GPU too */
 	if (run_command(&cp)) {
 		*err = xasprintf("%s", cp.errmsg);
 		goto out;
@@ -253,6 +254,7 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	}
 	rc = 0;
 out:
+	gpu_turn_give(turn);
 	if (dir && !o->keep_scratch)
 		remove_tree(dir);
 	free(runner);

@@ -685,6 +685,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 	char *cvd_env = cvd ? xasprintf("CUDA_VISIBLE_DEVICES=%s", cvd) : NULL;
 	const char *env[] = { cvd_env, NULL };
 	int details = 0;
+	int turn = gpu_turn_take(); /* see eval's: no other process's timing shares the GPU */
 	for (int attempt = 0; attempt < 5; attempt++) {
 		metrics_arg(&metrics, &dropped);
 		build_argv(argv, ncu, metrics.buf, details, log_path, runner, task_path, so,
@@ -793,6 +794,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		st = c;
 		break;
 	}
+	gpu_turn_give(turn);
 	free(cvd_env);
 	if (st == NCU_E_SETUP && !*err)
 		*err = xstrdup("ncu kept rejecting the metrics it was asked for");

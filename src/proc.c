@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,6 +27,25 @@ double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int gpu_turn_take(void)
+{
+	const char *path = getenv("CUTEGEN_GPU_LOCK");
+	if (!path || !*path)
+		return -1;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
+void gpu_turn_give(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* closing drops the lock */
 }
 
 static int env_key_eq(const char *a, const char *b)

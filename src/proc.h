@@ -63,4 +63,13 @@ int run_command(struct child_process *cp);
 /* Seconds on a monotonic clock. */
 double now_s(void);
 
+/*
+ * The GPU's turn: with $CUTEGEN_GPU_LOCK naming a file, waits for an exclusive flock(2) on it
+ * and returns its descriptor (-1 when the variable is unset or the file cannot be opened:
+ * then nothing is held). Evaluations and profiles hold it while they run, so processes that
+ * share one GPU (`cutegen suite --per-gpu N`) overlap their compiles but never their timings.
+ */
+int gpu_turn_take(void);
+void gpu_turn_give(int fd);
+
 #endif

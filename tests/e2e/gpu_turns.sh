@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# `cutegen suite --per-gpu K`: K workers share one GPU; their compiles overlap but their
+# evaluations take turns (CUTEGEN_GPU_LOCK, a lock file per GPU in the suite directory). Real
+# cutegen processes with a fake nvcc (an empty library) and a fake runner that lists one GPU
+# and logs when each evaluation starts and ends: no two evaluations may overlap, and without
+# the lock they do.
+set -u
+: "${CUTEGEN:?}" "${REPO:?}"
+T=$(mktemp -d)
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$T"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+for v in $(env | grep -o '^CUTEGEN_[A-Z_]*'); do [ "$v" = CUTEGEN ] || unset "$v"; done
+unset OPENAI_API_KEY ANTHROPIC_API_KEY
+export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
+echo "{}" >"$CUTEGEN_CONFIG"
+mkdir -p "$T/bin"
+cat >"$T/bin/nvcc" <<'SH'
+#!/usr/bin/env bash
+[ "$1" = --version ] && { echo "Cuda compilation tools, release 13.0, V13.0.48 (fake)"; exit 0; }
+sleep 0.2
+while [ $# -gt 0 ]; do [ "$1" = -o ] && { : >"$2"; exit 0; }; shift; done
+exit 1
+SH
+cat >"$T/bin/cutegen-runner" <<SH
+#!/usr/bin/env bash
+[ "\$1" = --devices ] && { echo '{"devices":[{"index":0,"name":"Fake GPU"}]}'; exit 0; }
+out=
+while [ \$# -gt 0 ]; do [ "\$1" = --out ] && out=\$2; shift; done
+echo "S \$(date +%s%N)" >>"$T/evals.log"
+sleep 0.3
+echo "E \$(date +%s%N)" >>"$T/evals.log"
+printf '{"verdict":"pass","message":"","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' >"\$out"
+SH
+chmod +x "$T/bin/nvcc" "$T/bin/cutegen-runner"
+export PATH="$T/bin:$PATH" CUTEGEN_RUNNER="$T/bin/cutegen-runner"
+printf 'kb1/19_relu\nkb1/20_leaky_relu\nkb1/21_sigmoid\nkb1/22_tanh\n' >"$T/list.txt"
+
+# the largest number of evaluations running at once, from the start/end log
+most_at_once() { sort -k2,2n -k1,1r "$1" | awk '$1=="S"{n++; if(n>m)m=n} $1=="E"{n--} END{print m+0}'; }
+
+suite() { # NAME EXTRA...
+    local name=$1; shift
+    : >"$T/evals.log"
+    timeout 300 "$CUTEGEN" suite "$T/list.txt" --out "$T/$name" --gpus all --json \
+        --backend builtin --iters 3 --no-memcheck "$@" >"$T/$name.json" 2>"$T/$name.err"
+    rc=$?
+}
+
+suite turns --per-gpu 3
+check "suite --per-gpu 3 finishes every task (rc $rc: $(tail -c 300 "$T/turns.err"))" '[ $rc -eq 0 ]'
+workers=$(python3 -c 'import json,sys; print(" ".join(sorted(w["worker"] for w in json.load(open(sys.argv[1]))["workers"])))' "$T/turns.json")
+check "three workers share GPU 0 ($workers)" '[ "$workers" = "gpu0.0 gpu0.1 gpu0.2" ]'
+n=$(grep -c '^S' "$T/evals.log")
+check "each task evaluated its candidates (got $n evaluations)" '[ "$n" -ge 12 ]'
+m=$(most_at_once "$T/evals.log")
+check "no two evaluations share the GPU (at most $m at once)" '[ "$m" -eq 1 ]'
+check "the lock file is in the suite directory" '[ -f "$T/turns/gpu0.lock" ]'
+
+# the same three runs at once without the suite's lock: evaluations overlap, so the check
+# above can fail
+: >"$T/evals.log"
+for t in 19_relu 20_leaky_relu 21_sigmoid; do
+    timeout 120 "$CUTEGEN" run "kb1/$t" --backend builtin --iters 3 --no-memcheck --out "$T/free-$t" \
+        --quiet >/dev/null 2>&1 &
+done
+wait
+m=$(most_at_once "$T/evals.log")
+check "without the lock, evaluations of parallel runs overlap (at most $m at once)" '[ "$m" -ge 2 ]'
+
+# and with it set by hand, as a user sharing a GPU between their own runs would
+: >"$T/evals.log"
+for t in 19_relu 20_leaky_relu 21_sigmoid; do
+    CUTEGEN_GPU_LOCK="$T/my.lock" timeout 120 "$CUTEGEN" run "kb1/$t" --backend builtin --iters 3 \
+        --no-memcheck --out "$T/own-$t" --quiet >/dev/null 2>&1 &
+done
+wait
+m=$(most_at_once "$T/evals.log")
+check "CUTEGEN_GPU_LOCK set by hand serializes them too (at most $m at once)" '[ "$m" -eq 1 ]'
+
+check "a bad --per-gpu is refused with a usage error" \
+    '"$CUTEGEN" suite "$T/list.txt" --out "$T/bad" --per-gpu 0 >/dev/null 2>"$T/bad.err"; [ $? -eq 2 ] && grep -q per-gpu "$T/bad.err"'
+[ "$fails" -eq 0 ]
