@@ -3,7 +3,7 @@
  * (docs/kernel-abi.md): the builtin family template generalizing kernels/relu_fp32.cu.
  *
  * cutegen-space: CG_P_THREADS=128,256,512 CG_P_UNROLL=1,2,4,8 CG_P_WAVES=0,1,2,4
- * cutegen-start: CG_P_THREADS=256 CG_P_UNROLL=4 CG_P_WAVES=0
+ * cutegen-start: CG_P_THREADS=128 CG_P_UNROLL=1 CG_P_WAVES=0
  * cutegen-stages: tile=CG_P_UNROLL,CG_P_THREADS grid=CG_P_WAVES
  *
  * Inputs: x of any shape; output: y of the same shape, both CG_T_IN (= CG_T_OUT: float,

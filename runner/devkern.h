@@ -96,15 +96,14 @@ int dk_softmax_rowstats(double *rowstat, const void *x, int dtype, int64_t rows,
 int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, void *scratch, void *stream);
 
 /*
- * A gate on a stream: a one-thread kernel that spins until the host writes nonzero into
- * *host_flag (pinned, mapped), or ~timeout_s passes. Work queued behind it on that stream
- * cannot start before the host opens it; work launched on any other stream can.
+ * A gate on a stream: a one-block kernel that holds the stream closed until the host writes
+ * nonzero into *host_flag (pinned, mapped), or ~timeout_s passes, then counts the elements of
+ * `out` that no longer hold the poison into *host_written (pinned, mapped; valid once the
+ * stream is synchronized). Work queued behind it on that stream cannot start before it ends;
+ * work launched on any other stream can, and is what the count sees.
  */
-int dk_gate(volatile int *host_flag, double timeout_s, void *stream);
-/* Counts output elements that no longer hold the poison into *count, which must be pinned
- * host memory; asynchronous (poll the stream). */
-int dk_count_written_async(const void *ptr, int dtype, int64_t numel, unsigned long long *count,
-			   void *scratch, void *stream);
+int dk_gate(volatile int *host_flag, double timeout_s, const void *out, int dtype, int64_t numel,
+	    unsigned long long *host_written, void *stream);
 /* Loads the runner's own kernels now: with lazy module loading, the first launch of a kernel
  * waits for kernels already running, which would deadlock behind a closed gate. */
 int dk_preload(void);

@@ -386,6 +386,18 @@ static double unit_roundoff(enum dtype d)
 	}
 }
 
+/* The spacing of an output type's subnormals: rounding a correct result that small to the
+ * output type loses up to half of it, whatever rtol says. */
+static double subnormal_step(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return ldexp(1.0, -24);
+	case DT_BF16: return ldexp(1.0, -133);
+	case DT_FP8_E4M3: return ldexp(1.0, -9);
+	default: return ldexp(1.0, -149);
+	}
+}
+
 /*
  * The tolerance of each op and contract (docs/evaluation.md explains them). GEMMs are judged
  * against the scale of the computation, sum |a||b|: an fp32 dot product of K terms is within
@@ -410,7 +422,7 @@ static void tolerances(struct ctx *c, enum dist dist, struct dk_compare *cmp)
 		default: cmp->eps_scale = acc; break;
 		}
 		cmp->rtol = t->out_dtype == DT_FP32 ? 4 * u32 : 1.01 * uo;
-		cmp->atol = 0;
+		cmp->atol = subnormal_step(t->out_dtype);
 	} else if (t->op == OP_SOFTMAX) {
 		double cols = (double)output(c)->cols;
 		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 + 2 * u32 * sqrt(cols) : 2 * uo;
@@ -733,15 +745,14 @@ static int reduced_precision(struct ctx *c, const struct dk_stats *st, const str
 
 /*
  * The candidate's work must be on the stream it is given. A gate kernel holds that stream
- * closed while the candidate is called; if the output changes before the gate opens, the
- * work ran elsewhere (another stream, the legacy default stream, a per-thread stream), where
- * the event timer would not see it. With lazy module loading (CUDA's default) the first
- * launch of a kernel waits for running kernels, so nothing may be launched for the first
- * time behind the gate: the candidate is called once before it, and the runner's own gate
- * and count kernels are loaded by dk_preload(). (Eager loading would do it too, but it loads
- * all of cuBLASLt at start, seconds of every evaluation.) When the count cannot run
- * beside the closed gate within a few seconds, the check is inconclusive: the gate opens,
- * the report says so, and no verdict is drawn from it.
+ * closed while the candidate is called, waits for escaped work to have its time, then counts
+ * the output elements written: any written before the gate opens ran elsewhere (another
+ * stream, the legacy default stream, a per-thread stream), where the event timer would not
+ * see it. The gate counts by itself, so nothing of ours has to run beside it. With lazy module
+ * loading (CUDA's default) the first launch of a kernel waits for running kernels, so nothing
+ * may be launched for the first time behind the gate: the candidate is called once before
+ * it, and the gate kernel is loaded by dk_preload(). (Eager loading would do it too, but it
+ * loads all of cuBLASLt at start, seconds of every evaluation.)
  */
 struct gate_mem {
 	int flag;
@@ -751,10 +762,8 @@ struct gate_mem {
 static int check_stream_escape(struct ctx *c, json_t *note)
 {
 	struct gate_mem *g = NULL;
-	cudaStream_t s2 = NULL;
 	int rc = -1;
 	if (!cuda_ok(c, cudaHostAlloc((void **)&g, sizeof(*g), cudaHostAllocMapped), "allocating the gate") ||
-	    !cuda_ok(c, cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), "creating a stream") ||
 	    !cuda_ok(c, (cudaError_t)dk_preload(), "loading the runner's kernels"))
 		goto out;
 	if (fill_inputs(c, DIST_UNIFORM, 7) || call_candidate(c) || sync_candidate(c) ||
@@ -763,27 +772,15 @@ static int check_stream_escape(struct ctx *c, json_t *note)
 	volatile int *flag = &g->flag;
 	*flag = 0;
 	g->written = ~0ull;
-	if (!cuda_ok(c, (cudaError_t)dk_gate(flag, 10.0, c->s), "closing the gate"))
+	struct tensor *out = output(c);
+	if (!cuda_ok(c, (cudaError_t)dk_gate(flag, 10.0, out->d, dk_of(out->spec.dtype), out->numel,
+					    &g->written, c->s), "closing the gate"))
 		goto out;
 	int called = call_candidate(c) == 0;
-	usleep(20000); /* time for escaped work to run */
-	struct tensor *out = output(c);
-	cudaError_t e = (cudaError_t)dk_count_written_async(out->d, dk_of(out->spec.dtype), out->numel,
-							    &g->written, c->scratch, s2);
-	double t0 = wall_s();
-	while (e == cudaSuccess && (e = cudaStreamQuery(s2)) == cudaErrorNotReady && wall_s() - t0 < 3.0)
-		usleep(1000);
-	int counted = e == cudaSuccess;
+	usleep(50000); /* time for escaped work to run */
 	*flag = 1;
 	if (!called || sync_candidate(c))
 		goto out;
-	if (!counted) {
-		cudaStreamSynchronize(s2);
-		cudaGetLastError();
-		json_object_set_new(note, "stream_check", json_string("inconclusive: the output could not be read beside the held stream"));
-		rc = 0;
-		goto out;
-	}
 	json_object_set_new(note, "stream_check", json_string("ok"));
 	if (g->written) {
 		fail(c, "timing_escape", "%llu output elements were written while the stream the kernel was "
@@ -793,14 +790,11 @@ static int check_stream_escape(struct ctx *c, json_t *note)
 	}
 	rc = 0;
 out:
-	if (g)
+	if (g) {
 		g->flag = 1;
-	if (s2) {
-		cudaStreamSynchronize(s2);
-		cudaStreamDestroy(s2);
-	}
-	if (g)
+		cudaStreamSynchronize(c->s);
 		cudaFreeHost(g);
+	}
 	return rc;
 }
 
@@ -932,38 +926,63 @@ static json_t *timing_json(const struct timing *tm)
 /*
  * The host clock over a batch of back-to-back calls, fenced by a device-wide synchronize,
  * against events on our stream over the same batch: work moved to another stream escapes
- * the events but not the host clock.
+ * the events but not the host clock. When the host launches faster than the kernels run, the
+ * two agree but for the batch's two ends (tens of microseconds); when it is slower, the
+ * events span the launches too. So a legitimate kernel stays within 1.25x plus 50 us over the
+ * batch, while an escaped one shows the events timing launches only. A host thread preempted
+ * at the wrong moment looks like an escape too: a batch that fails is tried twice more, and
+ * the best of the three judged.
  */
-static int cross_check(struct ctx *c, double event_ms_hint, json_t *timing)
+static int cross_batch(struct ctx *c, int n, double *host_ms, double *ev_ms)
 {
-	int n = (int)fmax(5, fmin(100, 50.0 / (event_ms_hint + 0.01)));
 	cudaEvent_t e0, e1;
 	cudaEventCreate(&e0);
 	cudaEventCreate(&e1);
+	int rc = -1;
 	if (!cuda_ok(c, cudaDeviceSynchronize(), "cross-check"))
-		return -1;
+		goto out;
 	double t0 = wall_s();
 	cudaEventRecord(e0, c->s);
 	for (int i = 0; i < n; i++)
 		if (call_candidate(c))
-			return -1;
+			goto out;
 	cudaEventRecord(e1, c->s);
 	cudaError_t e = cudaDeviceSynchronize();
-	double host_ms = (wall_s() - t0) * 1e3 / n;
+	*host_ms = (wall_s() - t0) * 1e3 / n;
 	if (e) {
 		fail(c, "cuda_error", "the kernel failed on the device: %s", cudaGetErrorString(e));
-		return -1;
+		goto out;
 	}
 	float ev_total = 0;
 	cudaEventElapsedTime(&ev_total, e0, e1);
+	*ev_ms = ev_total / n;
+	rc = 0;
+out:
 	cudaEventDestroy(e0);
 	cudaEventDestroy(e1);
-	double ev_ms = ev_total / n;
+	return rc;
+}
+
+static int cross_check(struct ctx *c, double event_ms_hint, json_t *timing)
+{
+	int n = (int)fmax(5, fmin(100, 50.0 / (event_ms_hint + 0.01)));
+	double host_ms = 0, ev_ms = 0, excess = INFINITY;
+	for (int attempt = 0; attempt < 3 && excess > 0; attempt++) {
+		double h, ev;
+		if (cross_batch(c, n, &h, &ev))
+			return -1;
+		double x = h - (1.25 * ev + 0.05 / n);
+		if (x < excess) {
+			excess = x;
+			host_ms = h;
+			ev_ms = ev;
+		}
+	}
 	json_object_set_new(timing, "host_ms_per_call", json_real(host_ms));
 	json_object_set_new(timing, "event_ms_per_call_warm", json_real(ev_ms));
-	if (host_ms > 1.5 * ev_ms + 0.05) {
-		fail(c, "timing_escape", "the host clock sees %.3f ms per call but events on the given stream "
-		     "see %.3f ms: the kernel does work outside the stream it was given", host_ms, ev_ms);
+	if (excess > 0) {
+		fail(c, "timing_escape", "the host clock sees %.4f ms per call but events on the given stream "
+		     "see %.4f ms: the kernel does work outside the stream it was given", host_ms, ev_ms);
 		return -1;
 	}
 	return 0;

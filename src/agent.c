@@ -251,7 +251,7 @@ static void apply_node(struct agent *a, const struct store_node *n, int replay)
 	struct builtin_config bc;
 	if (a->o.builtin && !builtin_config_of(&a->bsp, n->source, &bc)) {
 		ALLOC_GROW(a->tried, (size_t)a->ntried + 1, a->tried_alloc);
-		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms };
+		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms, n->roofline_fraction };
 	}
 
 	strbuf_addf(&line, "#%d stage %d %s", n->iteration, n->stage, n->kind);
@@ -758,7 +758,15 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 	struct builtin_config cfg;
 	int stage;
 	char *what = NULL;
-	if (builtin_next(&a->bsp, a->task, a->tried, a->ntried, &cfg, &stage, &what)) {
+	int over = builtin_next(&a->bsp, a->task, a->tried, a->ntried, &cfg, &stage, &what);
+	if (over == 2) {
+		set_stop(a, AGENT_STOP_DONE,
+			 xasprintf("the best kernel reached %.0f%% of the roofline after %d candidates of "
+				   "the builtin %s family: the policy stops there", a->best_roof * 100,
+				   a->ntried, a->bsp.family));
+		return 1;
+	}
+	if (over) {
 		if (a->best_src)
 			set_stop(a, AGENT_STOP_DONE,
 				 xasprintf("the builtin policy walked every stage of the %s family (%d "

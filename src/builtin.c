@@ -484,7 +484,7 @@ static long ceil_div(long a, long b)
 
 /*
  * 1 when a candidate (of a stage around base) cannot help this task or duplicates another:
- * split-K where the tiles already fill the GPU, one-read softmax modes whose row cannot fit on
+ * smaller GEMM tiles or split-K where the tiles already fill the GPU, one-read softmax modes whose row cannot fit on
  * chip, cluster sizes without the mode that uses them, pipeline depths the shared memory clamps.
  */
 static int pruned(const struct builtin_space *sp, const struct task *t,
@@ -504,10 +504,16 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 			return 1;
 	}
 	if (!strcmp(sp->family, "gemm_simt")) {
+		/* a smaller tile only helps a grid that does not fill the GPU well: with two waves
+		 * of base tiles or more, it adds traffic and buys no occupancy */
+		long bm = pval(sp, c, "CG_P_TILE", 0, 128), bn = pval(sp, c, "CG_P_TILE", 1, 128);
+		long bbm = pval(sp, base, "CG_P_TILE", 0, 128), bbn = pval(sp, base, "CG_P_TILE", 1, 128);
+		long batch = t->batch > 1 ? t->batch : 1;
+		if (bm * bn < bbm * bbn && ceil_div(t->m, bbm) * ceil_div(t->n, bbn) * batch >= 2 * SM90_SMS)
+			return 1;
 		long split = pval(sp, c, "CG_P_SPLIT_K", 0, 1);
 		if (split > 1) {
-			long bm = pval(sp, c, "CG_P_TILE", 0, 128), bn = pval(sp, c, "CG_P_TILE", 1, 128);
-			long tiles = ceil_div(t->m, bm) * ceil_div(t->n, bn) * (t->batch > 1 ? t->batch : 1);
+			long tiles = ceil_div(t->m, bm) * ceil_div(t->n, bn) * batch;
 			if (tiles >= SM90_SMS || tiles * split > 4 * SM90_SMS ||
 			    t->k / split < 32 * pval(sp, c, "CG_P_BK", 0, 16))
 				return 1;
@@ -582,7 +588,8 @@ static char *describe(const struct builtin_space *sp, const char *stage,
 /*
  * Replays the walk over what was tried: the stage whose candidates are being tried now (0 = the
  * start), its base and its candidates in order; returns the index of the first one not yet
- * tried, or -1 when the walk is over.
+ * tried, -1 when the walk is over, -2 when it stops at the roofline (checked between stages:
+ * a stage once begun is measured whole, so its candidates can be compiled together).
  */
 static int walk(const struct builtin_space *sp, const struct task *t,
 		const struct builtin_tried *tried, int ntried, int *stage,
@@ -599,8 +606,10 @@ static int walk(const struct builtin_space *sp, const struct task *t,
 	if (i < 0)
 		return 0;
 	int have = tried[i].passed;
-	double best_ms = tried[i].ms;
+	double best_ms = tried[i].ms, best_roof = have ? tried[i].roof : -1;
 	for (int s = 0; s < sp->nstages; s++) {
+		if (best_roof >= BUILTIN_ROOF_STOP)
+			return -2;
 		*base = best;
 		*stage = s + 1;
 		*ncands = stage_candidates(sp, t, &sp->stages[s], base, cands);
@@ -612,6 +621,7 @@ static int walk(const struct builtin_space *sp, const struct task *t,
 			    (!have || best_ms < 0 || tried[j].ms < best_ms)) {
 				best = cands[k];
 				best_ms = tried[j].ms;
+				best_roof = tried[j].roof;
 				have = 1;
 			}
 		}
@@ -627,7 +637,7 @@ int builtin_next(const struct builtin_space *sp, const struct task *t,
 	int n;
 	int k = walk(sp, t, tried, ntried, stage, &base, cands, &n);
 	if (k < 0)
-		return 1;
+		return k == -2 ? 2 : 1;
 	*cfg = cands[k];
 	*what = *stage ? describe(sp, sp->stages[*stage - 1].name, &base, cfg)
 		       : describe(sp, "start", NULL, cfg);
@@ -641,7 +651,7 @@ int builtin_pending(const struct builtin_space *sp, const struct task *t,
 	struct builtin_config base, cands[BUILTIN_STAGE_CANDIDATES_MAX];
 	int n, stage, m = 0;
 	int k = walk(sp, t, tried, ntried, &stage, &base, cands, &n);
-	for (int i = k < 0 ? n : k; i < n; i++)
+	for (int i = k < 0 ? n : k; i < n; i++) /* none when the walk is over */
 		if (find_tried(tried, ntried, &cands[i], sp->nparams) < 0)
 			out[m++] = cands[i];
 	return m;

@@ -64,7 +64,12 @@ struct builtin_tried {
 	struct builtin_config cfg;
 	int passed;
 	double ms;
+	double roof; /* its fraction of the roofline, < 0 unknown */
 };
+
+/* The walk stops once its best kernel reaches this fraction of the roofline: what is left to
+ * gain is within the noise of the measurement. */
+#define BUILTIN_ROOF_STOP 0.97
 
 /* The family file for a task ("builtin/gemm_simt.cu"), or NULL with *err saying why none fits. */
 const char *builtin_family_file(const struct task *t, const char *arch, char **err);
@@ -93,7 +98,8 @@ int builtin_config_parse(const struct builtin_space *sp, const char *text,
 /*
  * The next candidate after `tried` (in the order they were tried): 0 with *cfg, its stage
  * (0 = the start point, i = the space's stage i-1) and *what (a heap "tile: CG_P_UNROLL 4 -> 8"),
- * or 1 when the walk is over.
+ * 1 when the walk is over, 2 when it stops early because its best kernel reached
+ * BUILTIN_ROOF_STOP of the roofline.
  */
 int builtin_next(const struct builtin_space *sp, const struct task *t,
 		 const struct builtin_tried *tried, int ntried, struct builtin_config *cfg,

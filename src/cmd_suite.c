@@ -388,7 +388,7 @@ static void run_one(const struct suite_task *row, char *const *pass, int npass, 
 /* ---- the local pool ---- */
 
 struct worker {
-	char name[40];
+	char name[48];
 	int device;   /* -1 for compile-only CPU workers */
 	char *env[3]; /* for its runs: the GPU's turn lock and build jobs when workers share a GPU */
 	double busy_s;

@@ -147,7 +147,7 @@ static int walk(const struct builtin_space *sp, struct builtin_tried *tried, int
 	char *what;
 	while (!builtin_next(sp, t, tried, n, &c, &stage, &what)) {
 		double ms = cost(&c);
-		tried[n] = (struct builtin_tried){ c, ms >= 0, ms };
+		tried[n] = (struct builtin_tried){ c, ms >= 0, ms, -1 };
 		stages[n++] = stage;
 		free(what);
 		if (n == 64)
@@ -237,5 +237,75 @@ TEST(builtin_families_of_tasks)
 	CHECK(!builtin_family_file(t, NULL, &err));
 	CHECK_HAS(err, "both operands K-major");
 	free(err);
+	task_free(t);
+}
+
+TEST(builtin_policy_stops_at_the_roofline_between_stages)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	CHECK_INT(parse(tmpl, &sp, &err), 0);
+	const struct task *t = task_builtin("kb1/19_relu");
+	struct builtin_tried tried[8];
+	struct builtin_config c;
+	int stage;
+	char *what = NULL;
+	/* a start at 98% of the roofline ends the walk at once */
+	CHECK_INT(builtin_next(&sp, t, tried, 0, &c, &stage, &what), 0);
+	free(what);
+	tried[0] = (struct builtin_tried){ c, 1, 2.0, 0.98 };
+	CHECK_INT(builtin_next(&sp, t, tried, 1, &c, &stage, &what), 2);
+	/* at 90% it goes on; a stage-1 candidate at 99% does not cut its own stage short ... */
+	tried[0].roof = 0.90;
+	CHECK_INT(builtin_next(&sp, t, tried, 1, &c, &stage, &what), 0);
+	free(what);
+	CHECK_INT(stage, 1);
+	tried[1] = (struct builtin_tried){ c, 1, 1.0, 0.99 };
+	CHECK_INT(builtin_next(&sp, t, tried, 2, &c, &stage, &what), 0);
+	free(what);
+	CHECK_INT(stage, 1);
+	/* ... but ends the walk once the stage is measured; a failed fast one does not count */
+	tried[2] = (struct builtin_tried){ c, 0, 0.5, 0.99 };
+	CHECK_INT(builtin_next(&sp, t, tried, 3, &c, &stage, &what), 2);
+	tried[1].roof = 0.5;
+	CHECK_INT(builtin_next(&sp, t, tried, 3, &c, &stage, &what), 0);
+	free(what);
+	CHECK_INT(stage, 2);
+	builtin_space_release(&sp);
+}
+
+/* the tile stage of the SIMT GEMM around its start: how many smaller tiles it tries (-1: the
+ * family does not load, or a stage-1 candidate changes something else than TILE and BK) */
+static int smaller_tiles_tried(const struct task *t)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	if (builtin_space_for(t, NULL, NULL, &sp, &err)) {
+		free(err);
+		return -1;
+	}
+	struct builtin_tried tried[32];
+	struct builtin_config c;
+	int stage, n = 0, smaller = 0;
+	char *what = NULL;
+	while (n < 32 && !builtin_next(&sp, t, tried, n, &c, &stage, &what)) {
+		if (stage == 1 && !strstr(what, "CG_P_TILE") && !strstr(what, "CG_P_BK"))
+			smaller = -1000;
+		smaller += stage == 1 && strstr(what, "CG_P_TILE 128x128 ->") != NULL;
+		free(what);
+		tried[n] = (struct builtin_tried){ c, 1, 1.0, -1 };
+		n++;
+	}
+	builtin_space_release(&sp);
+	return smaller < 0 ? -1 : smaller;
+}
+
+TEST(builtin_gemm_tries_smaller_tiles_only_when_the_grid_is_thin)
+{
+	/* 4096^2: 1024 tiles of 128x128, over seven waves: smaller tiles cannot help */
+	CHECK_INT(smaller_tiles_tried(task_builtin("kb1/1_square_matmul")), 0);
+	struct task *t = task_dup(task_builtin("kb1/1_square_matmul"));
+	t->m = t->n = 1024; /* 64 tiles on 132 SMs */
+	CHECK(smaller_tiles_tried(t) > 0);
 	task_free(t);
 }
