@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE (bench/gpu_session.sh builtin): the builtin agent over the kb1 and
 # hopper suites (`cutegen suite SUITE --backend builtin`), every evaluation recorded, then the
-# best kernel of each memory-bound task against PyTorch eager in the same process
-# (`cutegen eval --torch`, where torch is installed). Writes $OUT/bench_builtin.json: per task
+# best kernel of softmax, log-softmax and the one-pass activations (Swish, Softsign, GELUs)
+# against PyTorch eager in the same process (`cutegen eval --torch`, where torch is installed). Writes $OUT/bench_builtin.json: per task
 # the verdict, speedup vs the baseline (cuBLASLt for GEMMs), fraction of the roofline (copy
 # bandwidth for memory-bound ops), speedup vs eager, and which of issue #8's targets are met.
 set -u
@@ -11,17 +11,22 @@ cd "$(dirname "$0")/.."
 # BUILTIN_SUITES: suites or task-list files (default "hopper kb1"); BUILTIN_ITERS: a cap on
 # each run's nodes (default: the walk's own end); BUILTIN_TIMEOUT: seconds per task;
 # BUILTIN_PER_GPU: workers sharing each GPU (default 8: compiles overlap, evaluations take
-# turns); BUILTIN_DEADLINE: seconds for each suite, after which it is interrupted (^C: no new
-# tasks, the running ones finish) and its summary kept. While a suite runs, nvidia-smi samples
+# turns); BUILTIN_DEADLINE: seconds for each suite (one number, or one per suite in order),
+# after which it is interrupted (^C: no new tasks, the running ones finish; killed 20 s later)
+# and its summary kept. While a suite runs, nvidia-smi samples
 # the GPU's utilization every 0.5 s: the share of the wall time the GPU was busy.
 SUITES=${BUILTIN_SUITES:-"hopper kb1"}
 CUTEGEN=${CUTEGEN:-build/cutegen}
+read -r -a DEADLINES <<<"${BUILTIN_DEADLINE:-}"
+i=0
 for s in $SUITES; do
     start=$(date +%s)
+    deadline=${DEADLINES[$i]:-${DEADLINES[0]:-}}
+    i=$((i + 1))
     name=$(basename "$s" .txt)
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT/util-$name.txt" 2>/dev/null &
     smi=$!
-    ${BUILTIN_DEADLINE:+timeout -s INT -k 90 $BUILTIN_DEADLINE} \
+    ${deadline:+timeout -s INT -k 20 $deadline} \
     "$CUTEGEN" suite "$s" --out "$OUT/suite-$name" --json --backend builtin --gpus all \
         --per-gpu "${BUILTIN_PER_GPU:-8}" ${BUILTIN_TIMEOUT:+--task-timeout $BUILTIN_TIMEOUT} \
         --run-args "--record-evals $OUT/evals ${BUILTIN_ITERS:+--iters $BUILTIN_ITERS}" \
@@ -37,8 +42,9 @@ if python3 -c "import torch" 2>/dev/null; then
         python3 - "$OUT/suite-$s.json" <<'PY' | while read -r task dir; do
 import json, sys
 for r in json.load(open(sys.argv[1])).get("results", []):
-    if r.get("correct") and r["task"].startswith("kb1/") and not any(
-            k in r["task"] for k in ("matmul", "matvec")):
+    # eager PyTorch where it is a target (softmax) or the issue names a gain (one-pass fusions)
+    if r.get("correct") and r["task"].startswith("kb1/") and any(
+            k in r["task"] for k in ("softmax", "swish", "softsign", "gelu")):
         print(r["task"], r["run_dir"])
 PY
             "$CUTEGEN" eval "$dir/best.cu" --task "$task" --torch --json 2>/dev/null |

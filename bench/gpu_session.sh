@@ -2,7 +2,10 @@
 # Run ON THE GPU MACHINE (device tool), after bench/gpu_bundle.sh here, carrying
 # .gpu/bundle.tar.gz (unpacked first). Sets up the carried libraries, prints the machine, then
 # runs the steps asked for; everything lands in $OUT.
-#   bash bench/gpu_session.sh [tests] [bench] [profile] [loop] [builtin]
+#   bash bench/gpu_session.sh [tests|tests-beside] [bench] [profile] [loop] [builtin]
+# tests-beside runs the GPU tests in the background while the later steps run: the tests and
+# the builtin suites take turns for the GPU through one lock file (linked into each suite's
+# folder as its gpu0.lock), so no timing shares the GPU, and the session waits for them.
 # SESSION_BUDGET (seconds, default 560): the steps share it, each under `timeout`, so a device
 # command ends inside its limit; after every step the results so far are packed into
 # $OUT/session.tgz, so a step cut short loses nothing that came before it. When the example
@@ -42,6 +45,7 @@ step() { # NAME COMMAND...: under the time left; its output in $OUT/NAME.log
     return "$rc"
 }
 
+BESIDE=
 [ $# -gt 0 ] || set -- tests bench
 for what in "$@"; do
     case "$what" in
@@ -51,6 +55,16 @@ for what in "$@"; do
             echo "== the example kernels fail on this GPU: the later steps are skipped" | tee -a "$OUT/steps.log"
             break
         fi ;;
+    tests-beside)
+        : >"$OUT/gpu0.lock"
+        for s in ${BUILTIN_SUITES:-hopper kb1}; do
+            mkdir -p "$OUT/suite-$(basename "$s" .txt)" && ln -f "$OUT/gpu0.lock" "$OUT/suite-$(basename "$s" .txt)/gpu0.lock"
+        done
+        ( s=$(date +%s)
+          CUTEGEN_GPU_LOCK="$OUT/gpu0.lock" GPU_TEST_OUT="$OUT/gpu-tests" timeout -k 5 "$(left)" \
+              bash tests/gpu/run.sh >"$OUT/gpu-tests.log" 2>&1
+          echo "== gpu-tests (beside): exit $? after $(( $(date +%s) - s )) s" >>"$OUT/steps.log" ) &
+        BESIDE=$! ;;
     bench) OUT="$OUT" step bench bash bench/eval_examples.sh ;;
     profile) step profile bash -c '
         # cutegen profile on the examples, keeping ncu'"'"'s CSV (test data for the parser)
@@ -68,9 +82,10 @@ for what in "$@"; do
         done' "$OUT" ;;
     loop) OUT="$OUT" step loop bash bench/loop_demo.sh ;;
     builtin) OUT="$OUT" step builtin bash bench/builtin_suite.sh ;;
-    *) echo "gpu_session: unknown step '$what' (tests, bench, profile, loop, builtin)" ;;
+    *) echo "gpu_session: unknown step '$what' (tests, tests-beside, bench, profile, loop, builtin)" ;;
     esac
 done
+[ -n "$BESIDE" ] && wait "$BESIDE"
 pack
 echo "session: $(( $(date +%s) - T0 )) s"
 ls -la "$FINAL"

@@ -1,5 +1,5 @@
 // cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
-// cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_MN_ORDER=0 CG_P_STAGES=4 CG_P_PERSISTENT=0 CG_P_CLUSTER_M=1
+// cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2
 // cutegen-stages: tile=CG_P_BN,CG_P_BK smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
@@ -18,9 +18,11 @@
  *     col [N,K]; MN-major when A is col [K,M] or B is row [K,N] (16-bit WGMMA reads MN-major
  *     shared memory through the descriptor's transpose bit, so nothing is transposed).
  *     Shared-memory atoms are the widest swizzle the tile's contiguous extent allows.
- *     MN-major tiles stack their 64 x 8 atoms along M/N first (CG_P_MN_ORDER=0, the measured
+ *     MN-major tiles stack their 64 x 8 atoms along M/N first (CG_P_MN_ORDER=0, the first
  *     design: TMA boxes of 64 x 8, BMN/64 x BK/8 of them per stage) or along K first (1,
- *     CUTLASS's order: BMN/64 boxes of 64 x BK); K-major tiles are the same either way;
+ *     CUTLASS's order: BMN/64 boxes of 64 x BK, up to 1.5x faster in the H200 walks of
+ *     bench/results/2026-12-03_h200_builtin_hopper.json, hence the start, with the persistent
+ *     schedule and CTA pairs that won there too); K-major tiles are the same either way;
  *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
  *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
  *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
