@@ -9,7 +9,8 @@ set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT}"
 # BUILTIN_SUITES: suites or task-list files (default "hopper kb1"); BUILTIN_ITERS: a cap on
-# each run's nodes (default: the walk's own end); BUILTIN_TIMEOUT: seconds per task;
+# each run's nodes (one number, or one per suite in order, "-" for none; default: the walk's
+# own end); BUILTIN_TIMEOUT: seconds per task;
 # BUILTIN_PER_GPU: workers sharing each GPU (default 8: compiles overlap, evaluations take
 # turns); BUILTIN_DEADLINE: seconds for each suite (one number, or one per suite in order),
 # after which it is interrupted (^C: no new tasks, the running ones finish; killed 20 s later)
@@ -18,10 +19,13 @@ cd "$(dirname "$0")/.."
 SUITES=${BUILTIN_SUITES:-"hopper kb1"}
 CUTEGEN=${CUTEGEN:-build/cutegen}
 read -r -a DEADLINES <<<"${BUILTIN_DEADLINE:-}"
+read -r -a ITERS <<<"${BUILTIN_ITERS:-}"
 i=0
 for s in $SUITES; do
     start=$(date +%s)
     deadline=${DEADLINES[$i]:-${DEADLINES[0]:-}}
+    iters=${ITERS[$i]:-${ITERS[0]:-}}
+    [ "$iters" = - ] && iters=
     i=$((i + 1))
     name=$(basename "$s" .txt)
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT/util-$name.txt" 2>/dev/null &
@@ -29,7 +33,7 @@ for s in $SUITES; do
     ${deadline:+timeout -s INT -k 20 $deadline} \
     "$CUTEGEN" suite "$s" --out "$OUT/suite-$name" --json --backend builtin --gpus all \
         --per-gpu "${BUILTIN_PER_GPU:-8}" ${BUILTIN_TIMEOUT:+--task-timeout $BUILTIN_TIMEOUT} \
-        --run-args "--record-evals $OUT/evals ${BUILTIN_ITERS:+--iters $BUILTIN_ITERS}" \
+        --run-args "--record-evals $OUT/evals ${iters:+--iters $iters}" \
         >"$OUT/suite-$name.json" 2>"$OUT/suite-$name.log"
     echo "suite $s: rc $? in $(( $(date +%s) - start )) s"
     kill "$smi" 2>/dev/null

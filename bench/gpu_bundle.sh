@@ -19,6 +19,13 @@ for k in kernels/*.cu tests/redteam/*.cu bench/loop/*.cu; do
         echo "gpu_bundle: $k does not build (expected for policy red-team kernels)"
     fi
 done
+# BUNDLE_BUILTIN=1: the builtin agent's start kernels for every suite and GPU-test task, and
+# the first stage of the kb1 SIMT GEMM walks (bench/builtin_precompile.sh; ~10 min on 2 cores)
+if [ -n "${BUNDLE_BUILTIN:-}" ]; then
+    bash bench/builtin_precompile.sh .gpu/cache 0
+    STAGE1_FAMILIES=gemm_simt bash bench/builtin_precompile.sh .gpu/cache 1 $(build/cutegen tasks --json |
+        python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin) if t["suite"] == "kb1"))')
+fi
 du -sh .gpu build third_party
 # one compressed file travels (the device call's carry limit is 64 MiB; headers compress well)
 tar -czf .gpu/bundle.tar.gz build/cutegen build/cutegen-runner third_party/cutlass/include \

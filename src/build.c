@@ -434,8 +434,21 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	}
 	path = xasprintf("%s/cutlass/version.h", cutlass);
 	cutlass_version = read_small(path);
-	build_cache_key(source, len, (const char *const *)argv, version, cutlass_version, abi.buf,
-			out->key);
+	/* The key names what is compiled, not where from: nvcc by its --version, CUTLASS by its
+	 * version header and the ABI header by its text (all hashed), so a cache filled on one
+	 * machine serves another with the same tools (the bundle carried to the GPU machine). */
+	size_t nargs = 0;
+	while (argv[nargs])
+		nargs++;
+	const char **key_argv = xcalloc(nargs + 1, sizeof(char *));
+	char *cutlass_arg = xasprintf("-I%s", cutlass), *abi_arg = xasprintf("-I%s", abi_inc);
+	for (size_t i = 0; i < nargs; i++)
+		key_argv[i] = i == 0 ? "nvcc" : !strcmp(argv[i], cutlass_arg) ? "-I<cutlass>"
+			    : !strcmp(argv[i], abi_arg) ? "-I<cutegen abi>" : argv[i];
+	build_cache_key(source, len, key_argv, version, cutlass_version, abi.buf, out->key);
+	free(key_argv);
+	free(cutlass_arg);
+	free(abi_arg);
 
 	if (cache_dir) {
 		entry = xasprintf("%s/%.2s/%s", cache_dir, out->key, out->key);

@@ -53,6 +53,15 @@ if [ $rc -eq 0 ] && printf '%s' "$json" | grep -q '"cache_hit": true' &&
 else
     nok "--json reports the hit" "rc=$rc" "$json"
 fi
+# the cache key names what is compiled, not where: a cache filled in one folder (the bundle
+# carried to the GPU machine) serves another copied there
+cp -r "$cache" "$work/cache_moved"
+json=$("$CUTEGEN" build "$K/ok_relu_cute.cu" --cache-dir "$work/cache_moved" --json); rc=$?
+if [ $rc -eq 0 ] && printf '%s' "$json" | grep -q '"cache_hit": true'; then
+    ok "a cache copied to another folder still hits"
+else
+    nok "a cache copied to another folder still hits" "rc=$rc" "$json"
+fi
 
 # 3. a broken kernel: exit 1, the first error with its line and the source around it
 out=$("$CUTEGEN" build "$K/err_undefined.cu" --cache-dir "$cache" 2>&1); rc=$?
