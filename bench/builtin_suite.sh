@@ -13,15 +13,32 @@ cd "$(dirname "$0")/.."
 # own end); BUILTIN_TIMEOUT: seconds per task;
 # BUILTIN_PER_GPU: workers sharing each GPU (default 8: compiles overlap, evaluations take
 # turns); BUILTIN_DEADLINE: seconds for each suite (one number, or one per suite in order),
-# after which it is interrupted (^C: no new tasks, the running ones finish; killed 20 s later)
-# and its summary kept. While a suite runs, nvidia-smi samples
-# the GPU's utilization every 0.5 s: the share of the wall time the GPU was busy.
+# after which it is interrupted (^C: no new tasks, the running ones finish; a second ^C 20 s
+# later stops them, the summary still written). While a suite runs, nvidia-smi samples the
+# GPU's utilization every 0.5 s: the share of the wall time the GPU was busy. A suite whose
+# summary is missing anyway (killed) is read from its suite.db.
 SUITES=${BUILTIN_SUITES:-"hopper kb1"}
 CUTEGEN=${CUTEGEN:-build/cutegen}
+# COMMAND... under a deadline of $deadline seconds (none when empty): ^C at it, ^C again 20 s
+# later, SIGKILL 20 s after that
+under_deadline() {
+    [ -n "$deadline" ] || { "$@"; return; }
+    "$@" &
+    local pid=$!
+    ( sleep "$deadline"; kill -INT $pid; sleep 20; kill -INT $pid; sleep 20; kill -KILL $pid ) 2>/dev/null &
+    local watch=$!
+    wait $pid
+    local rc=$?
+    kill $watch 2>/dev/null
+    return $rc
+}
 read -r -a DEADLINES <<<"${BUILTIN_DEADLINE:-}"
 read -r -a ITERS <<<"${BUILTIN_ITERS:-}"
 i=0
-for s in $SUITES; do
+# BUILTIN_SUMMARY_ONLY=1: no suite is run, no eager comparison made; $OUT's are summarized again
+RUN_SUITES=$SUITES
+[ -z "${BUILTIN_SUMMARY_ONLY:-}" ] || RUN_SUITES=
+for s in $RUN_SUITES; do
     start=$(date +%s)
     deadline=${DEADLINES[$i]:-${DEADLINES[0]:-}}
     iters=${ITERS[$i]:-${ITERS[0]:-}}
@@ -30,8 +47,7 @@ for s in $SUITES; do
     name=$(basename "$s" .txt)
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT/util-$name.txt" 2>/dev/null &
     smi=$!
-    ${deadline:+timeout -s INT -k 20 $deadline} \
-    "$CUTEGEN" suite "$s" --out "$OUT/suite-$name" --json --backend builtin --gpus all \
+    under_deadline "$CUTEGEN" suite "$s" --out "$OUT/suite-$name" --json --backend builtin --gpus all \
         --per-gpu "${BUILTIN_PER_GPU:-8}" ${BUILTIN_TIMEOUT:+--task-timeout $BUILTIN_TIMEOUT} \
         --run-args "--record-evals $OUT/evals ${iters:+--iters $iters}" \
         >"$OUT/suite-$name.json" 2>"$OUT/suite-$name.log"
@@ -39,8 +55,8 @@ for s in $SUITES; do
     kill "$smi" 2>/dev/null
 done
 SUITES=$(for s in $SUITES; do basename "$s" .txt; done)
-: >"$OUT/torch.jsonl"
-if python3 -c "import torch" 2>/dev/null; then
+if [ -z "${BUILTIN_SUMMARY_ONLY:-}" ] && python3 -c "import torch" 2>/dev/null; then
+    : >"$OUT/torch.jsonl"
     for s in $SUITES; do
         [ -f "$OUT/suite-$s.json" ] || continue
         python3 - "$OUT/suite-$s.json" <<'PY' | while read -r task dir; do
@@ -61,7 +77,7 @@ python3 - "$OUT" $SUITES <<'PY'
 import json, os, subprocess, sys, datetime
 out, suites = sys.argv[1], sys.argv[2:]
 torch = {}
-for line in open(os.path.join(out, "torch.jsonl")):
+for line in open(os.path.join(out, "torch.jsonl")) if os.path.exists(os.path.join(out, "torch.jsonl")) else []:
     d = json.loads(line); torch[d["task"]] = d
 rows, targets = [], {"met": [], "missed": []}
 def target(task):
@@ -74,6 +90,19 @@ def target(task):
     if task.startswith("kb1/") and not any(k in task for k in ("matvec", "scalar_mul", "diag")):
         return ("roofline_fraction", 0.95)
     return None
+def from_db(path):
+    """A killed suite's results from its store: the tasks as far as they got."""
+    import sqlite3
+    db = sqlite3.connect(path)
+    res = [{"task": spec, "status": st, "correct": bool(ok), "best_ms": ms if ms >= 0 else None,
+            "speedup": sp if sp >= 0 else None, "roofline_fraction": rf if rf >= 0 else None,
+            "wall_s": w, "message": msg or ("still running when the suite was killed" if st == "running" else None)}
+           for spec, st, ok, ms, sp, rf, w, msg in db.execute(
+               "select spec, status, correct, best_ms, best_speedup, best_roof, wall_s, message from tasks order by id")]
+    t0, t1 = db.execute("select min(started), max(finished) from tasks").fetchone()
+    return {"results": res, "wall_s": (t1 - t0) if t0 and t1 else None,
+            "done": sum(r["status"] == "done" for r in res), "failed": sum(r["status"] != "done" for r in res),
+            "note": "no summary (the suite was killed): read from suite.db"}
 for s in suites:
     p = os.path.join(out, f"suite-{s}.json")
     if not os.path.exists(p):
@@ -81,8 +110,7 @@ for s in suites:
     try:
         d = json.load(open(p))
     except ValueError:
-        rows.append({"suite": s, "error": "no summary: the suite was killed (see suite-%s.log)" % s})
-        continue
+        d = from_db(os.path.join(out, f"suite-{s}", "suite.db"))
     for r in d.get("results", []):
         row = {k: r.get(k) for k in ("task", "status", "correct", "best_ms", "speedup",
                                      "roofline_fraction", "wall_s", "message")}
@@ -97,11 +125,16 @@ for s in suites:
             if x.replace(".", "").isdigit()] if os.path.exists(os.path.join(out, f"util-{s}.txt")) else []
     rows.append({"suite": s, "wall_s": d.get("wall_s"), "geomean_speedup": d.get("geomean_speedup"),
                  "fast_p": d.get("fast_p"), "done": d.get("done"), "failed": d.get("failed"),
+                 "note": d.get("note"),
                  "workers": len(d.get("workers", [])),
                  "gpu_busy_share": sum(util) / 100 / len(util) if util else None,
                  "gpu_util_samples": len(util)})
-gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                     capture_output=True, text=True).stdout.strip()
+try:
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+except OSError:  # summarizing elsewhere: the GPU session's record of its machine
+    m = os.path.join(out, "machine.txt")
+    gpu = open(m).read().splitlines()[1].split(",")[0] if os.path.exists(m) else "unknown"
 json.dump({"date": datetime.date.today().isoformat(), "gpu": gpu,
            "command": " ".join("%s=%s" % (k, v) for k, v in sorted(os.environ.items())
                                if k.startswith("BUILTIN_")) + " OUT=$OUT bash bench/builtin_suite.sh",

@@ -531,6 +531,28 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 	return 0;
 }
 
+/*
+ * The start point for a task: the family's declared start, except where the task makes it a
+ * poor one. A SIMT GEMM whose tiles do not fill the GPU (kb1/6: 256x256 from K = 524288, four
+ * tiles on 132 SMs) starts split-K, with the most k slices that stay within two waves, so the
+ * walk does not spend its first stages at a fiftieth of the GPU.
+ */
+void builtin_start(const struct builtin_space *sp, const struct task *t, struct builtin_config *cfg)
+{
+	memcpy(cfg->v, sp->start, sizeof(cfg->v));
+	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));
+	if (strcmp(sp->family, "gemm_simt") || i < 0)
+		return;
+	long bm = pval(sp, cfg, "CG_P_TILE", 0, 128), bn = pval(sp, cfg, "CG_P_TILE", 1, 128);
+	long tiles = ceil_div(t->m, bm) * ceil_div(t->n, bn) * (t->batch > 1 ? t->batch : 1);
+	struct builtin_config c = *cfg;
+	for (int v = 0; v < sp->params[i].nvals; v++) {
+		c.v[i] = v;
+		if (!pruned(sp, t, &c, cfg) && tiles * pval(sp, &c, "CG_P_SPLIT_K", 0, 1) <= 2 * SM90_SMS)
+			cfg->v[i] = v; /* the values are listed in increasing order */
+	}
+}
+
 static int same(const struct builtin_config *a, const struct builtin_config *b, int n)
 {
 	return !memcmp(a->v, b->v, (size_t)n * sizeof(int));
@@ -597,7 +619,7 @@ static int walk(const struct builtin_space *sp, const struct task *t,
 		struct builtin_config *base, struct builtin_config *cands, int *ncands)
 {
 	struct builtin_config best = { { 0 } };
-	memcpy(best.v, sp->start, sizeof(best.v));
+	builtin_start(sp, t, &best);
 	int np = sp->nparams;
 	int i = find_tried(tried, ntried, &best, np);
 	*stage = 0;

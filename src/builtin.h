@@ -95,6 +95,10 @@ void builtin_config_format(const struct builtin_space *sp, const struct builtin_
 int builtin_config_parse(const struct builtin_space *sp, const char *text,
 			 struct builtin_config *cfg, char **err);
 
+/* The walk's start point for a task: the declared start, or what the task makes better (a SIMT
+ * GEMM whose tiles cannot fill the GPU starts split-K). */
+void builtin_start(const struct builtin_space *sp, const struct task *t, struct builtin_config *cfg);
+
 /*
  * The next candidate after `tried` (in the order they were tried): 0 with *cfg, its stage
  * (0 = the start point, i = the space's stage i-1) and *what (a heap "tile: CG_P_UNROLL 4 -> 8"),

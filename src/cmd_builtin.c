@@ -121,7 +121,7 @@ int cmd_builtin(int argc, char **argv)
 		goto out;
 	}
 	struct builtin_config cfg;
-	memcpy(cfg.v, sp.start, sizeof(cfg.v));
+	builtin_start(&sp, t, &cfg);
 	if (set && builtin_config_parse(&sp, set, &cfg, &err)) {
 		error("--set: %s", err);
 		rc = EXIT_USAGE;

@@ -311,13 +311,36 @@ static void move_aside(const char *run_dir)
 }
 
 /*
+ * ^C (or TERM) once: no new tasks, the running ones finish. Twice: the running runs are
+ * stopped now (their process groups killed: each counts as failed, "interrupted") and the
+ * summary is still written. A third: exit at once (the runs die with us).
+ */
+static volatile sig_atomic_t suite_interrupted;
+static volatile pid_t running_runs[WORKERS_MAX];
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (suite_interrupted == 2)
+		_exit(130);
+	if (suite_interrupted == 1) {
+		suite_interrupted = 2;
+		for (int i = 0; i < WORKERS_MAX; i++)
+			if (running_runs[i] > 0)
+				kill(-running_runs[i], SIGKILL);
+		return;
+	}
+	suite_interrupted = 1;
+}
+
+/*
  * Runs `cutegen run SPEC --out RUN_DIR --quiet [--device N] ARGS...` and fills res (status,
  * exit code, wall, best, message). A run that exits 0 (a verified kernel) or 1 (it ran, no
  * correct kernel) is done; anything else (other exit codes, a signal, the deadline) failed.
  */
 static void run_one(const struct suite_task *row, char *const *pass, int npass, int device,
 		    const char *worker, const char *const *env, double timeout,
-		    struct suite_task *res)
+		    volatile pid_t *pid_slot, struct suite_task *res)
 {
 	suite_task_release(res);
 	res->id = row->id;
@@ -349,6 +372,7 @@ static void run_one(const struct suite_task *row, char *const *pass, int npass, 
 	cp.out = &log;
 	cp.err = &log;
 	cp.deadline_s = timeout;
+	cp.pid_slot = pid_slot;
 	res->started = unix_now();
 	int started = !run_command(&cp);
 	res->finished = unix_now();
@@ -372,6 +396,8 @@ static void run_one(const struct suite_task *row, char *const *pass, int npass, 
 			res->message = xasprintf("cannot start '%s': %s", argv[0], cp.errmsg);
 		else if (cp.timed_out)
 			res->message = xasprintf("timed out after %.0f s (--task-timeout)", timeout);
+		else if (cp.signaled && suite_interrupted == 2)
+			res->message = xstrdup("stopped: the suite was interrupted twice");
 		else if (cp.signaled)
 			res->message = xasprintf("killed by signal %d", cp.status - 128);
 		else {
@@ -391,6 +417,7 @@ struct worker {
 	char name[48];
 	int device;   /* -1 for compile-only CPU workers */
 	char *env[3]; /* for its runs: the GPU's turn lock and build jobs when workers share a GPU */
+	int index;    /* its slot in running_runs */
 	double busy_s;
 	int tasks;
 	pthread_t thread;
@@ -412,15 +439,6 @@ struct pool {
 	char *store_err;
 };
 
-static volatile sig_atomic_t suite_interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	if (suite_interrupted)
-		_exit(130);
-	suite_interrupted = 1;
-}
 
 static void fmt_secs(char *buf, size_t len, double s)
 {
@@ -493,7 +511,7 @@ static void *worker_main(void *arg)
 		struct suite_task res;
 		suite_task_init(&res);
 		run_one(row, o->pass, o->npass, w->device, w->name, (const char *const *)w->env,
-			o->task_timeout, &res);
+			o->task_timeout, &running_runs[w->index], &res);
 
 		pthread_mutex_lock(&p->mu);
 		p->running--;
@@ -853,6 +871,7 @@ static int run_pool(struct suite_store *ss, const char *suite_dir, const struct 
 	p.alive = nw;
 	for (int i = 0; i < nw; i++) {
 		ws[i].pool = &p;
+		ws[i].index = i;
 		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]))
 			die("cannot start a worker thread");
 	}
@@ -1409,7 +1428,7 @@ int cmd_suite_worker(int argc, char **argv)
 		row.spec = xstrdup(spec);
 		row.run_dir = xstrdup(dir);
 		/* Slurm gives the element its GPUs as CUDA_VISIBLE_DEVICES: device 0 is ours */
-		run_one(&row, pass, np, cpu ? -1 : 0, worker, NULL, timeout, &res);
+		run_one(&row, pass, np, cpu ? -1 : 0, worker, NULL, timeout, NULL, &res);
 		fprintf(stderr, "%s %s: %s (exit %d)%s%s\n", worker, spec, res.status, res.exit_code,
 			res.message ? ": " : "", res.message ? res.message : "");
 		if (suite_result_write(suite_dir, &res, &err)) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -158,14 +159,19 @@ int run_command(struct child_process *cp)
 	}
 
 	double start = now_s();
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {
-		/* child: async-signal-safe calls only */
+		/* child: async-signal-safe calls only. It runs in a process group of its own (a
+		 * deadline kills the group), which signals to ours do not reach: so it dies with
+		 * the thread that started it, and no run, compile or evaluation outlives cutegen. */
 		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
 		signal(SIGPIPE, SIG_DFL);
 		int in = cp->in_data ? in_pipe[0] : devnull;
 		int o = cp->out ? out_pipe[1] : (cp->inherit_out ? 1 : devnull);
@@ -191,6 +197,8 @@ int run_command(struct child_process *cp)
 		child_fail(ex_pipe[1], "exec");
 	}
 	setpgid(pid, pid); /* also from the parent, to win the race with kill(-pid) */
+	if (cp->pid_slot)
+		*cp->pid_slot = pid;
 	close(ex_pipe[1]);
 	ex_pipe[1] = -1;
 	if (in_pipe[0] >= 0) { close(in_pipe[0]); in_pipe[0] = -1; }
@@ -312,6 +320,8 @@ int run_command(struct child_process *cp)
 		if (waitpid(pid, &status, 0) == pid || errno != EINTR)
 			break;
 	}
+	if (cp->pid_slot)
+		*cp->pid_slot = 0;
 	/* The candidate may have left helpers behind in its group: they go too. */
 	kill(-pid, SIGKILL);
 	cp->wall_s = now_s() - start;
@@ -323,6 +333,8 @@ int run_command(struct child_process *cp)
 	}
 	rc = 0;
 out:
+	if (cp->pid_slot)
+		*cp->pid_slot = 0;
 	for (int i = 0; i < 2; i++) {
 		if (in_pipe[i] >= 0) close(in_pipe[i]);
 		if (out_pipe[i] >= 0) close(out_pipe[i]);

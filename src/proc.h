@@ -45,6 +45,8 @@ struct child_process {
 	const struct proc_limits *limits; /* NULL = none */
 	int new_netns;              /* run in a new network namespace (no network but a loopback
 				       that is down) where permitted (root); silently not otherwise */
+	volatile pid_t *pid_slot;   /* NULL, or set to the child's pid (its process group) while it
+				       runs and to 0 once it is reaped: for a signal handler to kill */
 
 	/* results */
 	int status;                 /* exit code, or 128+signal number */

@@ -31,7 +31,7 @@ cat >"$T/bin/cutegen-runner" <<SH
 out=
 while [ \$# -gt 0 ]; do [ "\$1" = --out ] && out=\$2; shift; done
 echo "S \$(date +%s%N)" >>"$T/evals.log"
-sleep 0.3
+sleep "\$(cat "$T/runner.sleep" 2>/dev/null || echo 0.3)"
 echo "E \$(date +%s%N)" >>"$T/evals.log"
 printf '{"verdict":"pass","message":"","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' >"\$out"
 SH
@@ -80,6 +80,32 @@ done
 wait
 m=$(most_at_once "$T/evals.log")
 check "CUTEGEN_GPU_LOCK set by hand serializes them too (at most $m at once)" '[ "$m" -eq 1 ]'
+
+# interrupts: ^C twice stops the running runs at once and still writes the summary; a suite
+# killed outright takes its runs (and their evaluations) with it: nothing is left running
+echo 60 >"$T/runner.sleep"
+left_running() { pgrep -f "$T/bin/cutegen-runner" >/dev/null || pgrep -f "cutegen run kb1/.* --out $T/$1/" >/dev/null; }
+"$CUTEGEN" suite "$T/list.txt" --out "$T/int2" --gpus all --per-gpu 2 --json --backend builtin \
+    --iters 3 --no-memcheck >"$T/int2.json" 2>"$T/int2.err" &
+pid=$!
+for _ in $(seq 100); do pgrep -f "$T/bin/cutegen-runner" >/dev/null && break; sleep 0.1; done
+kill -INT $pid; sleep 1; kill -INT $pid
+t0=$(date +%s)
+wait $pid; rc=$?
+check "^C twice: the suite ends at once with 130 (rc $rc in $(( $(date +%s) - t0 )) s)" '[ $rc -eq 130 ] && [ $(( $(date +%s) - t0 )) -lt 20 ]'
+check "... writes its summary, the stopped runs failed as interrupted" \
+    'python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[\"results\"]; assert any(\"interrupted twice\" in (x.get(\"message\") or \"\") for x in r), r" "$T/int2.json"'
+sleep 0.5
+check "... and leaves no run or evaluation running" '! left_running int2'
+"$CUTEGEN" suite "$T/list.txt" --out "$T/kill9" --gpus all --per-gpu 2 --backend builtin \
+    --iters 3 --no-memcheck >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do pgrep -f "$T/bin/cutegen-runner" >/dev/null && break; sleep 0.1; done
+kill -KILL $pid
+wait $pid 2>/dev/null
+sleep 1
+check "a suite killed with SIGKILL leaves no run or evaluation running" '! left_running kill9'
+rm -f "$T/runner.sleep"
 
 check "a bad --per-gpu is refused with a usage error" \
     '"$CUTEGEN" suite "$T/list.txt" --out "$T/bad" --per-gpu 0 >/dev/null 2>"$T/bad.err"; [ $? -eq 2 ] && grep -q per-gpu "$T/bad.err"'

@@ -309,3 +309,23 @@ TEST(builtin_gemm_tries_smaller_tiles_only_when_the_grid_is_thin)
 	CHECK(smaller_tiles_tried(t) > 0);
 	task_free(t);
 }
+
+TEST(builtin_gemm_starts_split_k_when_the_tiles_cannot_fill_the_gpu)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct builtin_config c;
+	struct strbuf s = STRBUF_INIT;
+	/* kb1/6: 256x256 from K = 524288 is four 128x128 tiles: 64 k slices, 256 CTAs */
+	CHECK_INT(builtin_space_for(task_builtin("kb1/6_matmul_large_k"), NULL, NULL, &sp, &err), 0);
+	builtin_start(&sp, task_builtin("kb1/6_matmul_large_k"), &c);
+	builtin_config_format(&sp, &c, &s);
+	CHECK_HAS(s.buf, "CG_P_SPLIT_K=64");
+	/* 4096^2 fills the GPU: the declared start, no split */
+	strbuf_reset(&s);
+	builtin_start(&sp, task_builtin("kb1/1_square_matmul"), &c);
+	builtin_config_format(&sp, &c, &s);
+	CHECK_HAS(s.buf, "CG_P_SPLIT_K=1");
+	strbuf_release(&s);
+	builtin_space_release(&sp);
+}
