@@ -66,7 +66,7 @@ $(BUILD)/cutegen-runner: $(RUNNER_OBJ)
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRC)) $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
 
-# The e2e tests also need what scripts/deps-test.sh installs (a single-node Slurm).
+# The e2e tests also need what scripts/deps-test.sh installs (a single-node Slurm, Chromium).
 test: all $(BUILD)/unit-tests
 	@bash scripts/deps-test.sh
 	@BUILD=$(BUILD) bash tests/run.sh

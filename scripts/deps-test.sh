@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Installs what the CPU test suite needs beyond the build (scripts/deps.sh): a single-node Slurm
-# (slurmctld, slurmd, sbatch/squeue/sacct) and munge for tests/e2e/slurm.sh. Idempotent: does
-# nothing when the programs are already there. SKIP_SLURM=1 skips it (the Slurm test then says
-# why it did not run).
+# (slurmctld, slurmd, sbatch/squeue/sacct) and munge for tests/e2e/slurm.sh, and headless
+# Chromium for tests/e2e/report.sh. Idempotent: does nothing when the programs are already
+# there. SKIP_SLURM=1 leaves Slurm out (the Slurm test then says why it did not run).
 set -euo pipefail
-[ "${SKIP_SLURM:-0}" = 1 ] && exit 0
 need_pkgs=()
-command -v slurmctld >/dev/null || need_pkgs+=(slurmctld)
-command -v slurmd >/dev/null    || need_pkgs+=(slurmd)
-command -v sbatch >/dev/null    || need_pkgs+=(slurm-client)
-command -v munged >/dev/null    || need_pkgs+=(munge)
+if [ "${SKIP_SLURM:-0}" != 1 ]; then
+    command -v slurmctld >/dev/null || need_pkgs+=(slurmctld)
+    command -v slurmd >/dev/null    || need_pkgs+=(slurmd)
+    command -v sbatch >/dev/null    || need_pkgs+=(slurm-client)
+    command -v munged >/dev/null    || need_pkgs+=(munge)
+fi
+command -v chromium >/dev/null || need_pkgs+=(chromium)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "deps-test: installing Debian packages: ${need_pkgs[*]}"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
     t0=$(date +%s)
     $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
-    # --no-install-recommends keeps it to the daemons and clients (no mail server, no docs)
+    # --no-install-recommends keeps it to the daemons, clients and browser (no mail server, no docs)
     $SUDO apt-get install -o DPkg::Lock::Timeout=600 -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
     echo "deps-test: installed in $(( $(date +%s) - t0 ))s"
 fi
