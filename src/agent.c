@@ -22,10 +22,12 @@
 #include "util/xalloc.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -734,6 +736,7 @@ static void prebuild(struct agent *a)
 			running--;
 		pid_t pid = fork();
 		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile dies with its run */
 			struct strbuf src = STRBUF_INIT;
 			struct policy_report pol = POLICY_REPORT_INIT;
 			struct build_result br = BUILD_RESULT_INIT;
