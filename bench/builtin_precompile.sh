@@ -6,9 +6,10 @@
 # candidates of the walk's stages 0..MAX_STAGE when none beats the start (`cutegen builtin
 # --plan`): stage 0 is the start alone, stage 1 is fixed by it; later stages move with what
 # is measured; STAGE1_FAMILIES limits the stages after the start to the families it matches
-# (the walks of memory-bound ops often end at the start, at the roofline). Each candidate is rendered exactly as the agent renders it and built with
-# `cutegen build --arch sm_90a`; the cache key names what is compiled, not where, so the
-# entries hit on the GPU machine. Identical candidates of different tasks compile once.
+# (the walks of memory-bound ops often end at the start, at the roofline). Each candidate is
+# rendered exactly as the agent renders it and built with `cutegen build --arch sm_90a`; the
+# cache key names what is compiled, not where, so the entries hit on the GPU machine.
+# Identical candidates of different tasks compile once.
 set -u
 cd "$(dirname "$0")/.."
 CACHE=${1:?usage: builtin_precompile.sh CACHE_DIR MAX_STAGE [TASK...]}
@@ -22,8 +23,8 @@ if [ $# -eq 0 ]; then
     set -- $("$CG" tasks --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))') \
         tests/gpu/tasks/*.json
 fi
-n=0
 for task in "$@"; do
+    n=0
     # "  2  stage 1  builtin gemm_simt, tile: CG_P_BK 16 -> 8" -> "CG_P_BK=8"
     "$CG" builtin "$task" --plan 2>/dev/null | python3 -c '
 import re, sys

@@ -2,9 +2,10 @@
 # Run ON THE GPU MACHINE (bench/gpu_session.sh builtin): the builtin agent over the kb1 and
 # hopper suites (`cutegen suite SUITE --backend builtin`), every evaluation recorded, then the
 # best kernel of softmax, log-softmax and the one-pass activations (Swish, Softsign, GELUs)
-# against PyTorch eager in the same process (`cutegen eval --torch`, where torch is installed). Writes $OUT/bench_builtin.json: per task
-# the verdict, speedup vs the baseline (cuBLASLt for GEMMs), fraction of the roofline (copy
-# bandwidth for memory-bound ops), speedup vs eager, and which of issue #8's targets are met.
+# against PyTorch eager in the same process (`cutegen eval --torch`, where torch is installed).
+# Writes $OUT/bench_builtin.json: per task the verdict, speedup vs the baseline (cuBLASLt for
+# GEMMs), fraction of the roofline (copy bandwidth for memory-bound ops), speedup vs eager, and
+# which of issue #8's targets are met.
 set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT}"

@@ -483,10 +483,19 @@ static long ceil_div(long a, long b)
 	return b > 0 ? (a + b - 1) / b : 0;
 }
 
+/* The output tiles of a SIMT GEMM candidate: its grid before any split-K. */
+static long simt_tiles(const struct builtin_space *sp, const struct task *t,
+		       const struct builtin_config *c)
+{
+	return ceil_div(t->m, pval(sp, c, "CG_P_TILE", 0, 128)) *
+	       ceil_div(t->n, pval(sp, c, "CG_P_TILE", 1, 128)) * (t->batch > 1 ? t->batch : 1);
+}
+
 /*
  * 1 when a candidate (of a stage around base) cannot help this task or duplicates another:
- * smaller GEMM tiles or split-K where the tiles already fill the GPU, one-read softmax modes whose row cannot fit on
- * chip, cluster sizes without the mode that uses them, pipeline depths the shared memory clamps.
+ * smaller GEMM tiles or split-K where the tiles already fill the GPU, one-read softmax modes
+ * whose row cannot fit on chip, cluster sizes without the mode that uses them, pipeline depths
+ * the shared memory clamps.
  */
 static int pruned(const struct builtin_space *sp, const struct task *t,
 		  const struct builtin_config *c, const struct builtin_config *base)
@@ -507,14 +516,13 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 	if (!strcmp(sp->family, "gemm_simt")) {
 		/* a smaller tile only helps a grid that does not fill the GPU well: with two waves
 		 * of base tiles or more, it adds traffic and buys no occupancy */
-		long bm = pval(sp, c, "CG_P_TILE", 0, 128), bn = pval(sp, c, "CG_P_TILE", 1, 128);
-		long bbm = pval(sp, base, "CG_P_TILE", 0, 128), bbn = pval(sp, base, "CG_P_TILE", 1, 128);
-		long batch = t->batch > 1 ? t->batch : 1;
-		if (bm * bn < bbm * bbn && ceil_div(t->m, bbm) * ceil_div(t->n, bbn) * batch >= 2 * SM90_SMS)
+		long area = pval(sp, c, "CG_P_TILE", 0, 128) * pval(sp, c, "CG_P_TILE", 1, 128);
+		long base_area = pval(sp, base, "CG_P_TILE", 0, 128) * pval(sp, base, "CG_P_TILE", 1, 128);
+		if (area < base_area && simt_tiles(sp, t, base) >= 2 * SM90_SMS)
 			return 1;
 		long split = pval(sp, c, "CG_P_SPLIT_K", 0, 1);
 		if (split > 1) {
-			long tiles = ceil_div(t->m, bm) * ceil_div(t->n, bn) * batch;
+			long tiles = simt_tiles(sp, t, c);
 			if (tiles >= SM90_SMS || tiles * split > 4 * SM90_SMS ||
 			    t->k / split < 32 * pval(sp, c, "CG_P_BK", 0, 16))
 				return 1;
@@ -543,8 +551,7 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));
 	if (strcmp(sp->family, "gemm_simt") || i < 0)
 		return;
-	long bm = pval(sp, cfg, "CG_P_TILE", 0, 128), bn = pval(sp, cfg, "CG_P_TILE", 1, 128);
-	long tiles = ceil_div(t->m, bm) * ceil_div(t->n, bn) * (t->batch > 1 ? t->batch : 1);
+	long tiles = simt_tiles(sp, t, cfg);
 	struct builtin_config c = *cfg;
 	for (int v = 0; v < sp->params[i].nvals; v++) {
 		c.v[i] = v;
