@@ -90,7 +90,7 @@ def target(task):
         return ("speedup", 1.0)
     if "softmax" in task:
         return ("speedup_vs_torch", 1.3)
-    if task.startswith("kb1/") and not any(k in task for k in ("matvec", "scalar_mul", "diag")):
+    if task.startswith("kb1/") and not any(k in task for k in ("matvec", "scalar_mul")):
         return ("roofline_fraction", 0.95)
     return None
 def from_db(path):

@@ -439,7 +439,6 @@ struct pool {
 	char *store_err;
 };
 
-
 static void fmt_secs(char *buf, size_t len, double s)
 {
 	if (s < 0)
