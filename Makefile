@@ -17,7 +17,8 @@ RUNNER_GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80
 		  -gencode arch=compute_80,code=compute_80
 
 UTIL_SRC  := $(wildcard src/util/*.c)
-CORE_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+CORE_SRC  := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
+CORE_SRC  := $(filter-out $(UTIL_SRC),$(CORE_SRC))
 EMBED_IN  := $(sort $(wildcard prompts/*.txt prompts/*/*.txt tasks/*.json docs/cli/*.txt \
 	       report/*.html export/* docs/kernel-abi.md include/cutegen/*.h tools/*.py \
 	       docs/cute/*.md builtin/*.cu))
@@ -27,7 +28,7 @@ UNIT_SRC  := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CLI_OBJ    := $(call obj,$(UTIL_SRC) $(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
-RUNNER_OBJ := $(call obj,$(RUNNER_C) src/task.c src/embedded_find.c $(UTIL_SRC)) \
+RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/embedded_find.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
 
 .PHONY: all deps test test-unit test-gpu asan clean fuzz fuzz-targets fuzz-run
@@ -56,7 +57,7 @@ $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 $(RUNNER_GENCODE) -Isrc -Xcompiler -fPIC -c $< -o $@
 
-$(BUILD)/cutegen: $(BUILD)/obj/src/main.o $(CLI_OBJ)
+$(BUILD)/cutegen: $(BUILD)/obj/src/cmd/main.o $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
 
 $(BUILD)/cutegen-runner: $(RUNNER_OBJ)

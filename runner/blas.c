@@ -1,7 +1,7 @@
 /* cuBLASLt references and baselines; see blas.h. */
 #include "blas.h"
 #include "devkern.h"
-#include "task.h"
+#include "common/task.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>

@@ -6,7 +6,7 @@
  * Not for: GEMM references, which come from cuBLASLt (blas.c).
  */
 #include "devkern.h"
-#include "task.h"
+#include "common/task.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -15,10 +15,10 @@
 extern "C" {
 #endif
 
-/* Element types the runner handles (values of enum dtype in src/task.h). */
+/* Element types the runner handles (values of enum dtype in src/common/task.h). */
 enum dk_dtype { DK_FP32 = 1, DK_FP16 = 2, DK_BF16 = 3, DK_FP8 = 4 };
 
-/* How a tensor is filled. Values follow enum dist / enum structure of src/task.h. */
+/* How a tensor is filled. Values follow enum dist / enum structure of src/common/task.h. */
 struct dk_fill {
 	int dtype;
 	int dist;           /* DIST_* */

@@ -7,8 +7,8 @@
  * baselines (cuBLASLt, copy bandwidth, GEMM peak) in the same process.
  *
  * A crash, hang or sticky CUDA error in the candidate ends only this process: the evaluator
- * (src/eval.c) reads the last "phase ..." line of stdout to say where it happened.
- * Not for: compiling (src/build.c) or deciding what to try next (the agent).
+ * (src/eval/eval.c) reads the last "phase ..." line of stdout to say where it happened.
+ * Not for: compiling (src/eval/build.c) or deciding what to try next (the agent).
  *
  *   cutegen-runner --task TASK.json --kernel K.so --out REPORT.json [--device N] [--quick]
  *                  [--no-baseline] [--trials N]
@@ -19,7 +19,7 @@
  */
 #include "blas.h"
 #include "devkern.h"
-#include "task.h"
+#include "common/task.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -1,11 +1,11 @@
-/* libFuzzer target for the reading of runner reports (eval_result_from_report in src/eval.c):
+/* libFuzzer target for the reading of runner reports (eval_result_from_report in src/eval/eval.c):
  * the runner executes untrusted kernels in its own address space, so its report is untrusted.
  * The result is also formatted, for a GEMM and an elementwise task. `make fuzz-run`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -1,12 +1,12 @@
-/* libFuzzer target for the wire formats of both LLM protocols (src/llm_openai.c,
- * src/llm_anthropic.c, src/llm.c): the first byte picks OpenAI or Anthropic and a whole JSON
+/* libFuzzer target for the wire formats of both LLM protocols (src/llm/llm_openai.c,
+ * src/llm/llm_anthropic.c, src/llm/llm.c): the first byte picks OpenAI or Anthropic and a whole JSON
  * body or an SSE stream (fed in chunks) and the error-body reader; the rest is the server's
  * bytes. `make fuzz-run`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm_impl.h"
+#include "llm/llm_impl.h"
 #include "util/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target for replay transcripts (src/llm_replay.c): the input is written to a file
+/* libFuzzer target for replay transcripts (src/llm/llm_replay.c): the input is written to a file
  * under $TMPDIR, opened as the replay backend, and replayed to the end. `make fuzz-run`. */
 #include <stdint.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "llm.h"
+#include "llm/llm.h"
 #include "util/xalloc.h"
 
 static char path[4096];

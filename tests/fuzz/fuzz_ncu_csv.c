@@ -1,10 +1,10 @@
-/* libFuzzer target for the Nsight Compute CSV parser (src/ncu_csv.c); the seeds are recorded
+/* libFuzzer target for the Nsight Compute CSV parser (src/eval/ncu_csv.c); the seeds are recorded
  * ncu output. `make fuzz-run`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncu_csv.h"
+#include "eval/ncu_csv.h"
 #include "util/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

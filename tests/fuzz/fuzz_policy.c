@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy.h"
+#include "eval/policy.h"
 #include "util/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target for the reply parser (src/reply.c): fenced code blocks and SEARCH/REPLACE
+/* libFuzzer target for the reply parser (src/agent/reply.c): fenced code blocks and SEARCH/REPLACE
  * edits. Input: the current kernel, a NUL byte, then the reply (no NUL: no current kernel).
  * The first byte's low bit says whether the backend reported the reply cut off.
  * Any input either fails with a message or gives a source within the cap. `make fuzz-run`. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reply.h"
+#include "agent/reply.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -1,11 +1,11 @@
-/* libFuzzer target for the server-sent events parser (src/sse.c): the input is fed in chunks
+/* libFuzzer target for the server-sent events parser (src/llm/sse.c): the input is fed in chunks
  * whose sizes come from its first byte (so CR/LF pairs split across chunks get exercised), under
  * a small cap so that the overflow path is reached too. `make fuzz-run`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sse.h"
+#include "llm/sse.h"
 #include "util/xalloc.h"
 
 static int on_event(void *ctx, const struct sse_event *ev)

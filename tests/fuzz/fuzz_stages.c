@@ -1,10 +1,10 @@
-/* libFuzzer target for the stage file parser (stages_parse in src/stages.c): stage files come
+/* libFuzzer target for the stage file parser (stages_parse in src/agent/stages.c): stage files come
  * from a user's --prompts directory. `make fuzz-run`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stages.h"
+#include "agent/stages.h"
 #include "util/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,10 +3,10 @@
  * gives a task whose canonical JSON reads back to the same task. Build and run (clang):
  *   make build/gen/embedded.c
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc -o build/fuzz-task \
- *     tests/fuzz/fuzz_task.c src/task.c src/embedded_find.c src/util/[a-z]*.c build/gen/embedded.c -ljansson
+ *     tests/fuzz/fuzz_task.c src/common/task.c src/common/embedded_find.c src/util/[a-z]*.c build/gen/embedded.c -ljansson
  *   mkdir -p build/fuzz-corpus && build/fuzz-task -max_total_time=60 build/fuzz-corpus
  */
-#include "task.h"
+#include "common/task.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "eval/build.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

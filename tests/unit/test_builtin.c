@@ -1,6 +1,6 @@
 /* The builtin agent's space parser, rendering and policy walk (builtin.c). */
-#include "builtin.h"
-#include "task.h"
+#include "agent/builtin.h"
+#include "common/task.h"
 #include "test.h"
 #include "util/xalloc.h"
 

@@ -1,7 +1,7 @@
 /* Tests of the backends that need no network, through the public llm.h interface: replay
  * (order, running out, recorded errors), record -> replay round trip, cmd, and open errors. */
 #include "test.h"
-#include "llm.h"
+#include "llm/llm.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Tests of the llm settings: file, environment and flags in order of precedence; resolving
  * defaults; whether a backend is configured; prices and cost. */
 #include "test.h"
-#include "config.h"
+#include "llm/config.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -1,6 +1,6 @@
 /* Tests of the HTTP layer's pure parts: backoff, Retry-After, which statuses are retried. */
 #include "test.h"
-#include "http.h"
+#include "llm/http.h"
 
 #include <math.h>
 #include <stdlib.h>

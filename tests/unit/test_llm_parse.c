@@ -1,7 +1,7 @@
 /* Tests of the wire-format parsers: OpenAI and Anthropic bodies and stream events, on good and
  * malformed input, and error bodies of every dialect. */
 #include "test.h"
-#include "llm_impl.h"
+#include "llm/llm_impl.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>

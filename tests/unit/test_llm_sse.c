@@ -1,6 +1,6 @@
 /* Tests of the SSE parser: framing, line endings, comments, caps, and events split anywhere. */
 #include "test.h"
-#include "sse.h"
+#include "llm/sse.h"
 #include "util/strbuf.h"
 
 #include <stdlib.h>

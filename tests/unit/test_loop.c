@@ -2,13 +2,13 @@
  * feedback formatting. */
 #include "test.h"
 
-#include "agent.h"
-#include "feedback.h"
-#include "prompt.h"
-#include "reply.h"
-#include "stages.h"
-#include "store.h"
-#include "task.h"
+#include "agent/agent.h"
+#include "agent/feedback.h"
+#include "agent/prompt.h"
+#include "agent/reply.h"
+#include "agent/stages.h"
+#include "store/store.h"
+#include "common/task.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
 

@@ -1,8 +1,8 @@
 /* Tests of the ncu CSV parser, the summarizer and the failure detection (no ncu, no GPU). */
 #include "test.h"
-#include "ncu.h"
-#include "eval.h"
-#include "ncu_csv.h"
+#include "eval/ncu.h"
+#include "eval/eval.h"
+#include "eval/ncu_csv.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

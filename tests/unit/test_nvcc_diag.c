@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "nvcc_diag.h"
+#include "eval/nvcc_diag.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "policy.h"
+#include "eval/policy.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -1,6 +1,6 @@
 /* Tests of the CuTe docs index: chunking, declared names, error terms, search ranking. */
 #include "test.h"
-#include "rag.h"
+#include "agent/rag.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

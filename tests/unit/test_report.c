@@ -2,9 +2,9 @@
  * migration (the profile column). */
 #include "test.h"
 
-#include "history.h"
-#include "report.h"
-#include "store.h"
+#include "store/history.h"
+#include "report/report.h"
+#include "store/store.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
 

@@ -2,8 +2,8 @@
 #include "test.h"
 #include <math.h>
 #include <stdlib.h>
-#include "slurm.h"
-#include "suite.h"
+#include "suite/slurm.h"
+#include "suite/suite.h"
 
 TEST(suite_summary_fast_p_and_geomean)
 {

@@ -1,7 +1,7 @@
 /* Tests of the task model: validation messages, defaults, canonical JSON round trips, the
  * kernel's arguments, work and traffic counts, and the built-in suites. */
 #include "test.h"
-#include "task.h"
+#include "common/task.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

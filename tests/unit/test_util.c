@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "proc.h"
+#include "common/proc.h"
 #include "util/opt.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"

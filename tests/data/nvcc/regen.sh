@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the nvcc log fixtures (*.log) from src/*.cu, compiling each the way src/build.c
+# Regenerates the nvcc log fixtures (*.log) from src/*.cu, compiling each the way src/eval/build.c
 # does: copied to a scratch directory as kernel.cu and compiled there, so logs name "kernel.cu".
 # Usage: bash tests/data/nvcc/regen.sh [NAME...]   (slow: CuTe compiles take tens of seconds)
 set -u

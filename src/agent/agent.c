@@ -1,0 +1,1053 @@
+/*
+ * The agent loop (see agent.h). Each node is: decide what to ask (generate, fix, optimize),
+ * build the prompt, call the model, parse the reply into a kernel, policy check, compile,
+ * evaluate (or look the evaluation up in recorded reports), format feedback, judge it against
+ * the best, store it in one transaction, then apply it to the state. apply_node() is the only
+ * place the state changes, and it reads nothing but the stored node, so agent_restore()
+ * rebuilds the state of a killed run by applying its stored nodes in order.
+ */
+#include "agent/agent.h"
+#include "agent/builtin.h"
+#include "agent/feedback.h"
+#include "common/paths.h"
+#include "common/proc.h"
+#include "eval/policy.h"
+#include "eval/profile.h"
+#include "agent/rag.h"
+#include "agent/prompt.h"
+#include "agent/reply.h"
+#include "agent/stages.h"
+#include "util/fsutil.h"
+#include "util/sha256.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+volatile sig_atomic_t agent_interrupted;
+
+#define HISTORY_MAX ((size_t)64 << 10)
+
+struct agent {
+	const struct task *task;
+	struct store *store;
+	struct llm *llm;
+	struct agent_opts o;
+	struct stage_machine sm;
+	struct strbuf t_system, t_generate, t_fix, t_optimize;
+	int profile_from;
+
+	/* the state, rebuilt by apply_node() */
+	int stage;            /* index into sm.stages */
+	int stage_steps;      /* steps finished in this stage */
+	int stage_stall;      /* steps in a row without progress */
+	int step;             /* the current step's number (1-based once started) */
+	int step_open;        /* a step is in progress (its first try failed) */
+	int attempt;          /* the next node's attempt within the step */
+	int steps_no_correct; /* stage 0 steps that ended without a correct kernel */
+	char *cur_src;        /* the last accepted kernel (optimizations start from it) */
+	long cur_node;
+	double cur_ms;
+	char *fail_src;       /* the failing candidate a fix edits */
+	long fail_node;
+	char *best_src;
+	long best_node;
+	double best_ms, best_speedup, best_roof;
+	char *best_so;        /* its shared object, when built in this process */
+	char *feedback;       /* for the next prompt */
+	struct strbuf history;
+
+	/* profiling */
+	char *profile;
+	long profiled_node;
+	int profile_unavailable;
+
+	/* retrieval of CuTe documentation (docs/cute, headers, examples) */
+	struct rag *rag;
+	int rag_unavailable;
+
+	/* the builtin policy (o.builtin): its family and what it has tried */
+	struct builtin_space bsp;
+	struct builtin_tried *tried;
+	int ntried;
+	size_t tried_alloc;
+	int prebuilt_stage;   /* the stage whose candidates were compiled ahead, in parallel */
+
+	struct agent_totals totals;
+	enum agent_stop stop;
+	char *stop_msg;
+};
+
+const char *agent_stop_name(enum agent_stop s)
+{
+	switch (s) {
+	case AGENT_RUNNING: return "running";
+	case AGENT_STOP_DONE: return "done";
+	case AGENT_STOP_ITERS: return "iterations";
+	case AGENT_STOP_TOKENS: return "tokens";
+	case AGENT_STOP_COST: return "cost";
+	case AGENT_STOP_WALL: return "wall_time";
+	case AGENT_STOP_NO_CORRECT: return "no_correct_kernel";
+	case AGENT_STOP_NO_MODEL: return "no_model";
+	case AGENT_STOP_MODEL_ERROR: return "model_error";
+	case AGENT_STOP_ENV_ERROR: return "environment";
+	case AGENT_STOP_INTERRUPTED: return "interrupted";
+	}
+	return "unknown";
+}
+
+static void emit(struct agent *a, enum agent_event_kind kind, const char *text,
+		 const struct store_node *node)
+{
+	if (!a->o.on_event)
+		return;
+	struct agent_event ev = { kind, text, node, 0, &a->totals };
+	a->o.on_event(a->o.ctx, &ev);
+}
+
+static void on_tokens(void *ctx, long tokens)
+{
+	struct agent *a = ctx;
+	if (!a->o.on_event)
+		return;
+	struct agent_event ev = { AGENT_EV_TOKENS, NULL, NULL, tokens, &a->totals };
+	a->o.on_event(a->o.ctx, &ev);
+}
+
+static void set_stop(struct agent *a, enum agent_stop s, char *msg)
+{
+	a->stop = s;
+	free(a->stop_msg);
+	a->stop_msg = msg;
+}
+
+static void set_str(char **dst, const char *src)
+{
+	char *t = src ? xstrdup(src) : NULL;
+	free(*dst);
+	*dst = t;
+}
+
+static int stage_applies(const struct agent *a, int i)
+{
+	return !(a->sm.stages[i].tensor_cores && a->task->precision == PREC_STRICT);
+}
+
+static void enter_stage(struct agent *a, int i, int replay)
+{
+	a->stage = i;
+	a->stage_steps = 0;
+	a->stage_stall = 0;
+	a->totals.stage = i;
+	a->totals.stage_name = i < (int)a->sm.n ? a->sm.stages[i].name : "done";
+	if (!replay && i < (int)a->sm.n) {
+		char *t = xasprintf("stage %d/%zu: %s", i, a->sm.n - 1, a->sm.stages[i].name);
+		emit(a, AGENT_EV_STAGE, t, NULL);
+		free(t);
+	}
+}
+
+/* Moves to the next stage that applies; stops the run when none is left. */
+static void next_stage(struct agent *a, int replay)
+{
+	int i = a->stage + 1;
+	while (i < (int)a->sm.n && !stage_applies(a, i)) {
+		if (!replay) {
+			char *t = xasprintf("skipping stage %d (%s): the %s precision contract does not allow "
+					    "tensor cores", i, a->sm.stages[i].name,
+					    precision_name(a->task->precision));
+			emit(a, AGENT_EV_NOTE, t, NULL);
+			free(t);
+		}
+		i++;
+	}
+	enter_stage(a, i, replay);
+	if (i >= (int)a->sm.n)
+		set_stop(a, AGENT_STOP_DONE, xasprintf("every stage of the %s stage machine ran",
+						      a->sm.workload));
+}
+
+static void fmt_metrics(struct strbuf *sb, double ms, double speedup, double roof)
+{
+	if (ms < 0) {
+		strbuf_addstr(sb, "time not measured");
+		return;
+	}
+	strbuf_addf(sb, "%.4g ms", ms);
+	if (speedup > 0)
+		strbuf_addf(sb, ", %.2fx the baseline", speedup);
+	if (roof > 0)
+		strbuf_addf(sb, ", %.0f%% of the roofline", roof * 100);
+}
+
+static int passed(const struct store_node *n)
+{
+	return !strcmp(n->verdict, "pass");
+}
+
+/*
+ * What the agent does with a node: its outcome, from the state before it. Pure: the same state
+ * and node give the same answer, live and on resume.
+ */
+static const char *judge(const struct agent *a, const struct store_node *n)
+{
+	if (passed(n)) {
+		if (!a->best_src || a->best_ms < 0 || (n->ms >= 0 && n->ms < a->best_ms))
+			return "best";
+		if (n->ms < 0 || n->ms <= a->best_ms * (1 + a->o.noise))
+			return "kept";
+		return "slower";
+	}
+	if (n->attempt < a->o.fix_attempts)
+		return "failed";
+	return a->best_src ? "rolled_back" : "abandoned";
+}
+
+static void end_step(struct agent *a, int progress, int replay)
+{
+	a->step_open = 0;
+	a->attempt = 0;
+	a->stage_steps++;
+	a->stage_stall = progress ? 0 : a->stage_stall + 1;
+	const struct stage *st = &a->sm.stages[a->stage];
+	if (a->stage == 0) {
+		/* stage 0 ends with the first correct kernel, or gives up after its budget */
+		if (a->best_src)
+			next_stage(a, replay);
+		else if (a->stage_steps >= st->max_iters)
+			set_stop(a, AGENT_STOP_NO_CORRECT,
+				 xasprintf("no correct kernel after %d attempts at stage 0 (each with up "
+					   "to %d fixes)", a->stage_steps, a->o.fix_attempts));
+		return;
+	}
+	if (a->stage_steps >= st->max_iters || a->stage_stall >= st->patience)
+		next_stage(a, replay);
+}
+
+static void apply_node(struct agent *a, const struct store_node *n, int replay)
+{
+	struct strbuf fb = STRBUF_INIT, line = STRBUF_INIT;
+	const char *outcome = n->outcome;
+	double before = a->best_ms;
+
+	a->totals.nodes++;
+	a->totals.tokens_in += n->tokens_in;
+	a->totals.tokens_out += n->tokens_out;
+	a->totals.cost_usd += n->cost_usd;
+#define ADD(f) a->totals.f += n->f > 0 ? n->f : 0
+	ADD(llm_s);
+	ADD(compile_s);
+	ADD(eval_s);
+	ADD(evaluator_s);
+	ADD(profile_s);
+#undef ADD
+	a->totals.wall_s += n->total_s > 0 ? n->total_s : 0;
+	a->step = n->step;
+	struct builtin_config bc;
+	if (a->o.builtin && !builtin_config_of(&a->bsp, n->source, &bc)) {
+		ALLOC_GROW(a->tried, (size_t)a->ntried + 1, a->tried_alloc);
+		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms, n->roofline_fraction };
+	}
+
+	strbuf_addf(&line, "#%d stage %d %s", n->iteration, n->stage, n->kind);
+	if (n->change)
+		strbuf_addf(&line, " (%.160s)", n->change);
+	strbuf_addf(&line, ": %s", n->verdict);
+
+	if (n->feedback)
+		strbuf_addstr(&fb, n->feedback);
+	if (!strcmp(outcome, "best") || !strcmp(outcome, "kept")) {
+		int first = !a->best_src;
+		set_str(&a->cur_src, n->source);
+		a->cur_node = n->id;
+		a->cur_ms = n->ms;
+		strbuf_addf(&line, " ");
+		fmt_metrics(&line, n->ms, n->speedup, n->roofline_fraction);
+		if (!strcmp(outcome, "best")) {
+			set_str(&a->best_src, n->source);
+			a->best_node = n->id;
+			a->best_ms = n->ms;
+			a->best_speedup = n->speedup;
+			a->best_roof = n->roofline_fraction;
+			a->totals.best_node = n->id;
+			a->totals.best_ms = n->ms;
+			a->totals.best_speedup = n->speedup;
+			a->totals.best_roof = n->roofline_fraction;
+			strbuf_addstr(&line, " -> new best");
+			if (first) {
+				strbuf_addstr(&fb, "The kernel is correct: ");
+			} else {
+				strbuf_addf(&fb, "Your change passed and is %.1f%% faster than the previous "
+						 "best (%.4g ms): ", before > 0 ? (before - n->ms) / before * 100 : 0,
+					    before);
+			}
+			fmt_metrics(&fb, n->ms, n->speedup, n->roofline_fraction);
+			strbuf_addstr(&fb, ". It is now the best kernel and the one to improve.\n");
+		} else {
+			strbuf_addstr(&line, " -> kept (within noise of the best)");
+			strbuf_addf(&fb, "Your change passed at %.4g ms, within noise of the best (%.4g ms): "
+					 "it is kept as the current kernel.\n", n->ms, a->best_ms);
+		}
+		int progress = first || (n->ms >= 0 && before > 0 &&
+					 n->ms <= before * (1 - a->sm.stages[a->stage].min_gain));
+		set_str(&a->fail_src, NULL);
+		a->fail_node = 0;
+		end_step(a, progress, replay);
+	} else if (!strcmp(outcome, "slower")) {
+		double pct = (n->ms - a->best_ms) / a->best_ms * 100;
+		strbuf_addf(&line, " %.4g ms -> %.0f%% slower, rolled back", n->ms, pct);
+		strbuf_addf(&fb, "Your change made it %.0f%% slower: %.4g ms vs %.4g ms for the best; "
+				 "it was rolled back. The current kernel below is the one before it.\n",
+			    pct, n->ms, a->best_ms);
+		set_str(&a->fail_src, NULL);
+		end_step(a, 0, replay);
+	} else {
+		/* failed: fix next, or give up on this step */
+		if (n->message)
+			strbuf_addf(&line, " (%.200s)", n->message);
+		if (!strcmp(outcome, "failed")) {
+			a->step_open = 1;
+			a->attempt = n->attempt + 1;
+			if (n->source) {
+				set_str(&a->fail_src, n->source);
+				a->fail_node = n->id;
+			}
+			strbuf_addstr(&line, " -> fix");
+		} else {
+			strbuf_addf(&fb, "\nThat was the last of %d attempts to fix this change: it is %s.%s\n",
+				    a->o.fix_attempts + 1,
+				    a->best_src ? "rolled back" : "abandoned",
+				    a->best_src ? " The current kernel below is the last verified one; try "
+						  "a different change." : " Start again from a simpler kernel.");
+			strbuf_addstr(&line, a->best_src ? " -> rolled back" : " -> abandoned");
+			set_str(&a->fail_src, NULL);
+			a->fail_node = 0;
+			end_step(a, 0, replay);
+		}
+	}
+	free(a->feedback);
+	a->feedback = strbuf_detach(&fb, NULL);
+	strbuf_addch(&line, '\n');
+	for (size_t i = 0; i < line.len - 1; i++)
+		if (line.buf[i] == '\n')
+			line.buf[i] = ' ';
+	if (a->history.len + line.len < HISTORY_MAX)
+		strbuf_addstr(&a->history, line.buf);
+	snprintf(a->totals.last_verdict, sizeof(a->totals.last_verdict), "%s", n->verdict);
+	strbuf_release(&line);
+}
+
+/* The builtin family's stages as the stage machine: "start", then those it declares. */
+static void builtin_stage_machine(struct agent *a)
+{
+	struct stage_machine *m = &a->sm;
+	m->workload = xasprintf("builtin %s", a->bsp.family);
+	m->origin = xstrdup(a->bsp.file);
+	m->n = m->alloc = (size_t)a->bsp.nstages + 1;
+	m->stages = xcalloc(m->n, sizeof(*m->stages));
+	for (size_t i = 0; i < m->n; i++) {
+		struct stage *st = &m->stages[i];
+		st->index = (int)i;
+		st->name = xstrdup(i ? a->bsp.stages[i - 1].name : "start");
+		st->max_iters = st->patience = 1 << 20; /* the policy moves on, not the counters */
+		st->watch = xstrdup("ms");
+		st->guidance = xstrdup("");
+	}
+}
+
+static int load_text(const char *dir, const char *name, struct strbuf *sb, char **err)
+{
+	return prompt_file_load(dir, name, sb, err);
+}
+
+struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
+			const struct agent_opts *opts, char **err)
+{
+	struct agent *a = xcalloc(1, sizeof(*a));
+	a->task = t;
+	a->store = s;
+	a->llm = llm;
+	a->o = *opts;
+	if (a->o.noise < 0)
+		a->o.noise = 0.02;
+	strbuf_init(&a->t_system, 0);
+	strbuf_init(&a->t_generate, 0);
+	strbuf_init(&a->t_fix, 0);
+	strbuf_init(&a->t_optimize, 0);
+	strbuf_init(&a->history, 0);
+	if (a->o.builtin) {
+		a->o.fix_attempts = 0; /* a family's candidate is measured, not repaired */
+		if (builtin_space_for(t, opts->build.arch, opts->builtin_dir, &a->bsp, err)) {
+			agent_free(a);
+			return NULL;
+		}
+		builtin_stage_machine(a);
+	}
+	/* the builtin policy writes no prompts */
+	if (!a->o.builtin &&
+	    (stages_load(task_workload(t), opts->prompts_dir, &a->sm, err) ||
+	     load_text(opts->prompts_dir, "system.txt", &a->t_system, err) ||
+	     load_text(opts->prompts_dir, "generate.txt", &a->t_generate, err) ||
+	     load_text(opts->prompts_dir, "fix.txt", &a->t_fix, err) ||
+	     load_text(opts->prompts_dir, "optimize.txt", &a->t_optimize, err))) {
+		agent_free(a);
+		return NULL;
+	}
+	a->profile_from = opts->profile_from_stage >= 0 ? opts->profile_from_stage
+			  : !strcmp(task_workload(t), "gemm") ? 2 : 1;
+	a->best_ms = a->best_speedup = a->best_roof = -1;
+	a->cur_ms = -1;
+	a->prebuilt_stage = -1;
+	a->totals.best_ms = a->totals.best_speedup = a->totals.best_roof = -1;
+	a->totals.stage_name = a->sm.stages[0].name;
+	if (llm)
+		llm_set_progress(llm, on_tokens, a);
+	return a;
+}
+
+void agent_free(struct agent *a)
+{
+	if (!a)
+		return;
+	builtin_space_release(&a->bsp);
+	free(a->tried);
+	stage_machine_release(&a->sm);
+	strbuf_release(&a->t_system);
+	strbuf_release(&a->t_generate);
+	strbuf_release(&a->t_fix);
+	strbuf_release(&a->t_optimize);
+	strbuf_release(&a->history);
+	free(a->cur_src);
+	free(a->fail_src);
+	free(a->best_src);
+	free(a->best_so);
+	free(a->feedback);
+	free(a->profile);
+	if (a->rag)
+		rag_close(a->rag);
+	free(a->stop_msg);
+	free(a);
+}
+
+enum agent_stop agent_stop(const struct agent *a)
+{
+	return a->stop;
+}
+
+const char *agent_stop_message(const struct agent *a)
+{
+	return a->stop_msg ? a->stop_msg : "";
+}
+
+const struct agent_totals *agent_totals(const struct agent *a)
+{
+	return &a->totals;
+}
+
+const char *agent_best_source(const struct agent *a)
+{
+	return a->best_src;
+}
+
+char *agent_change_line(const char *reply)
+{
+	const char *p = reply;
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		const char *q = p;
+		while (q < p + n && (*q == ' ' || *q == '*' || *q == '#' || *q == '-'))
+			q++;
+		if ((size_t)(p + n - q) > 7 && !strncasecmp(q, "change:", 7)) {
+			q += 7;
+			while (q < p + n && (*q == ' ' || *q == '*'))
+				q++;
+			size_t m = (size_t)(p + n - q);
+			while (m && (q[m - 1] == ' ' || q[m - 1] == '\r' || q[m - 1] == '*'))
+				m--;
+			if (m)
+				return xstrndup(q, m > 300 ? 300 : m);
+		}
+		if (!strncmp(q, "```", 3))
+			return NULL; /* only prose before the code counts */
+		p = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+int agent_restore(struct agent *a, char **err)
+{
+	struct store_node *nodes;
+	size_t n;
+	if (store_nodes(a->store, &nodes, &n, err))
+		return -1;
+	for (size_t i = 0; i < n && a->stop == AGENT_RUNNING; i++) {
+		if (!nodes[i].outcome || !*nodes[i].outcome) {
+			*err = xasprintf("node %ld in the run store has no outcome", nodes[i].id);
+			store_nodes_free(nodes, n);
+			return -1;
+		}
+		apply_node(a, &nodes[i], 1);
+	}
+	/* a stop reached by the stored nodes themselves (every stage ran) stays; budgets are
+	 * checked again by agent_run with the current limits */
+	store_nodes_free(nodes, n);
+	return 0;
+}
+
+static int budget_left(struct agent *a)
+{
+	const struct agent_totals *t = &a->totals;
+	if (a->stop != AGENT_RUNNING)
+		return 0;
+	if (agent_interrupted) {
+		set_stop(a, AGENT_STOP_INTERRUPTED, xstrdup("interrupted: continue with `cutegen resume`"));
+		return 0;
+	}
+	if (t->nodes >= a->o.iters) {
+		set_stop(a, AGENT_STOP_ITERS, xasprintf("the iteration budget ran out (%d of %d nodes)",
+							t->nodes, a->o.iters));
+		return 0;
+	}
+	if (a->o.max_tokens_total > 0 && t->tokens_in + t->tokens_out >= a->o.max_tokens_total) {
+		set_stop(a, AGENT_STOP_TOKENS, xasprintf("the token budget ran out (%ld of %ld tokens)",
+							 t->tokens_in + t->tokens_out,
+							 a->o.max_tokens_total));
+		return 0;
+	}
+	if (a->o.max_cost > 0 && t->cost_usd >= a->o.max_cost) {
+		set_stop(a, AGENT_STOP_COST, xasprintf("the cost budget ran out ($%.4f of $%.4f)",
+						       t->cost_usd, a->o.max_cost));
+		return 0;
+	}
+	if (a->o.max_wall > 0 && t->wall_s >= a->o.max_wall) {
+		set_stop(a, AGENT_STOP_WALL, xasprintf("the wall-time budget ran out (%.0f of %.0f s)",
+						       t->wall_s, a->o.max_wall));
+		return 0;
+	}
+	return 1;
+}
+
+/* Builds the best kernel's .so again when it is not at hand (after a resume). */
+static const char *best_so(struct agent *a)
+{
+	if (a->best_so || !a->best_src)
+		return a->best_so;
+	struct build_result br = BUILD_RESULT_INIT;
+	char *err = NULL;
+	if (!build_kernel(&a->o.build, a->best_src, strlen(a->best_src), &br, &err) && br.ok)
+		a->best_so = xstrdup(br.so_path);
+	free(err);
+	build_result_release(&br);
+	return a->best_so;
+}
+
+static void maybe_profile(struct agent *a, struct store_node *n)
+{
+	if (a->stage < a->profile_from || !a->best_src || a->profiled_node == a->best_node ||
+	    a->profile_unavailable)
+		return;
+	double t0 = now_s();
+	emit(a, AGENT_EV_PHASE, "profile", NULL);
+	struct strbuf sb = STRBUF_INIT;
+	char *err = NULL;
+	const char *so = best_so(a);
+	int r = so ? profile_kernel(a->task, so, &sb, &err) : -1;
+	if (r == 0) {
+		free(a->profile);
+		a->profile = strbuf_detach(&sb, NULL);
+		a->profiled_node = a->best_node;
+		n->profile = a->profile; /* read, not taken, by store_add_node */
+	} else if (r == 1) {
+		a->profile_unavailable = 1;
+		emit(a, AGENT_EV_NOTE, err, NULL);
+	} else {
+		char *t = xasprintf("profiling the best kernel failed: %s", err ? err : "no .so");
+		emit(a, AGENT_EV_NOTE, t, NULL);
+		free(t);
+		a->profiled_node = a->best_node; /* do not retry the same kernel */
+	}
+	free(err);
+	strbuf_release(&sb);
+	n->profile_s = now_s() - t0;
+}
+
+/* Evaluates from a recorded runner report keyed by the source's sha256. */
+static int eval_recorded(struct agent *a, const char *src, struct eval_result *er, char **err)
+{
+	char sha[65];
+	sha256_hex(src, strlen(src), sha);
+	char *path = xasprintf("%s/%s.json", a->o.recorded_evals, sha);
+	struct strbuf sb = STRBUF_INIT;
+	int rc = strbuf_read_file(&sb, path, 64u << 20);
+	if (rc) {
+		*err = xasprintf("no recorded evaluation for this kernel: '%s' is missing (the sha256 "
+				 "of the kernel source); record it on a GPU with --record-evals", path);
+	} else if (eval_result_from_report(er, sb.buf, err)) {
+		char *e = xasprintf("recorded evaluation '%s': %s", path, *err);
+		free(*err);
+		*err = e;
+		rc = -1;
+	} else {
+		json_t *rs = json_object_get(er->report, "runner_s");
+		er->wall_s = json_is_number(rs) ? json_number_value(rs) : 0;
+	}
+	free(path);
+	strbuf_release(&sb);
+	return rc ? -1 : 0;
+}
+
+static void record_eval(struct agent *a, const char *src, const struct eval_result *er)
+{
+	if (!er->report)
+		return;
+	char sha[65];
+	sha256_hex(src, strlen(src), sha);
+	char *path = xasprintf("%s/%s.json", a->o.record_evals, sha);
+	char *text = json_dumps(er->report, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (mkdir_p(a->o.record_evals) || !text || write_file_atomic(path, text, strlen(text))) {
+		char *t = xasprintf("cannot record the evaluation to '%s'", path);
+		emit(a, AGENT_EV_NOTE, t, NULL);
+		free(t);
+	}
+	free(text);
+	free(path);
+}
+
+static void first_line(const char *s, char **out)
+{
+	const char *p = s;
+	while (*p == '\n' || *p == ' ')
+		p++;
+	const char *nl = strchr(p, '\n');
+	size_t n = nl ? (size_t)(nl - p) : strlen(p);
+	*out = xstrndup(p, n > 240 ? 240 : n);
+}
+
+static void status_line(struct strbuf *sb, const char *label, double ms, double speedup,
+			double roof)
+{
+	strbuf_addf(sb, "%s: ", label);
+	fmt_metrics(sb, ms, speedup, roof);
+}
+
+/*
+ * Retrieved CuTe documentation for the next prompt: the stage's topic, and the CuTe/CUTLASS
+ * names in the latest compile error (for an error inside make_tiled_copy, its declaration
+ * and an example of its use). The index is built on first use; when it cannot be, the run
+ * says so once and goes on without.
+ */
+#define DOCS_BUDGET 4000
+
+static void retrieve_docs(struct agent *a, const struct stage *st, struct strbuf *out)
+{
+	if (a->o.no_docs || a->rag_unavailable)
+		return;
+	if (!a->rag) {
+		char *err = NULL;
+		int built = 0;
+		a->rag = rag_open_default(NULL, &built, &err);
+		if (!a->rag) {
+			char *t = xasprintf("documentation retrieval unavailable: %s", err ? err : "no index");
+			emit(a, AGENT_EV_NOTE, t, NULL);
+			free(t);
+			free(err);
+			a->rag_unavailable = 1;
+			return;
+		}
+	}
+	struct strbuf q = STRBUF_INIT;
+	if (a->feedback && strstr(a->feedback, "did not compile"))
+		rag_terms_from_error(a->feedback, &q);
+	strbuf_addf(&q, "%s%s", q.len ? " " : "", st->name ? st->name : "");
+	if (q.len)
+		rag_query(a->rag, q.buf, 3, DOCS_BUDGET, out);
+	strbuf_release(&q);
+}
+
+static int build_prompt(struct agent *a, const char *kind, const char *kernel,
+			struct strbuf *sys, struct strbuf *user, char **err)
+{
+	const struct stage *st = &a->sm.stages[a->stage];
+	struct strbuf ks = STRBUF_INIT, bs = STRBUF_INIT, docs = STRBUF_INIT;
+	retrieve_docs(a, st, &docs);
+	if (a->best_src) {
+		status_line(&ks, "the current kernel", a->cur_ms, a->cur_node == a->best_node ?
+			    a->best_speedup : -1, a->cur_node == a->best_node ? a->best_roof : -1);
+		status_line(&bs, "the best verified kernel", a->best_ms, a->best_speedup, a->best_roof);
+	}
+	struct prompt_input in = { 0 };
+	in.task = a->task;
+	in.system_tmpl = a->t_system.buf;
+	in.user_tmpl = !strcmp(kind, "fix") ? a->t_fix.buf
+		       : !strcmp(kind, "optimize") ? a->t_optimize.buf : a->t_generate.buf;
+	in.kernel = kernel;
+	in.kernel_status = ks.buf;
+	in.best_status = bs.buf;
+	in.history = a->history.buf;
+	in.stage_name = st->name;
+	in.stage_guidance = st->guidance;
+	in.stage_watch = st->watch;
+	in.stage_index = a->stage;
+	in.stage_count = (int)a->sm.n;
+	in.feedback = a->feedback;
+	in.profile = a->profile;
+	in.docs = docs.len ? docs.buf : NULL;
+	in.budget = a->o.prompt_budget;
+	int rc = prompt_build(&in, sys, user, err);
+	strbuf_release(&ks);
+	strbuf_release(&bs);
+	strbuf_release(&docs);
+	return rc;
+}
+
+/*
+ * Compiles the current stage's candidates ahead, several nvcc at once (forked children that
+ * fill the compile cache): a stage's candidates do not depend on each other's times, and the
+ * evaluations that follow are then cache hits. Failures are left for the node to report.
+ */
+static void prebuild(struct agent *a)
+{
+	struct builtin_config c[BUILTIN_STAGE_CANDIDATES_MAX];
+	int n = builtin_pending(&a->bsp, a->task, a->tried, a->ntried, c);
+	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *e = getenv("CUTEGEN_BUILD_JOBS");
+	if (e && *e)
+		jobs = strtol(e, NULL, 10);
+	if (jobs > 16)
+		jobs = 16;
+	if (n < 2 || jobs < 2)
+		return;
+	char *t = xasprintf("compiling the %d candidates of this stage, %ld at a time", n,
+			    jobs < n ? jobs : n);
+	emit(a, AGENT_EV_NOTE, t, NULL);
+	free(t);
+	fflush(NULL);
+	int running = 0;
+	for (int i = 0; i < n; i++) {
+		if (running == jobs && waitpid(-1, NULL, 0) > 0)
+			running--;
+		pid_t pid = fork();
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile dies with its run */
+			struct strbuf src = STRBUF_INIT;
+			struct policy_report pol = POLICY_REPORT_INIT;
+			struct build_result br = BUILD_RESULT_INIT;
+			char *err = NULL;
+			builtin_render(&a->bsp, a->task, &c[i], &src);
+			build_checked(&a->o.build, src.buf, src.len, &pol, &br, &err);
+			_exit(0);
+		}
+		if (pid > 0)
+			running++;
+	}
+	while (running > 0 && waitpid(-1, NULL, 0) > 0)
+		running--;
+}
+
+/*
+ * The builtin policy's next candidate into src, with the node's kind, stage and change; the
+ * agent's stage follows the policy's. 1 when the walk is over (the run stops).
+ */
+static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *src)
+{
+	struct builtin_config cfg;
+	int stage;
+	char *what = NULL;
+	int over = builtin_next(&a->bsp, a->task, a->tried, a->ntried, &cfg, &stage, &what);
+	if (over == 2) {
+		set_stop(a, AGENT_STOP_DONE,
+			 xasprintf("the best kernel reached %.0f%% of the roofline after %d candidates of "
+				   "the builtin %s family: the policy stops there", a->best_roof * 100,
+				   a->ntried, a->bsp.family));
+		return 1;
+	}
+	if (over) {
+		if (a->best_src)
+			set_stop(a, AGENT_STOP_DONE,
+				 xasprintf("the builtin policy walked every stage of the %s family (%d "
+					   "candidates)", a->bsp.family, a->ntried));
+		else
+			set_stop(a, AGENT_STOP_NO_CORRECT,
+				 xasprintf("none of the %d candidates of the builtin %s family was correct",
+					   a->ntried, a->bsp.family));
+		return 1;
+	}
+	while (a->stage < stage && a->stop == AGENT_RUNNING)
+		next_stage(a, 0);
+	if (stage != a->prebuilt_stage) {
+		a->prebuilt_stage = stage;
+		prebuild(a);
+	}
+	a->step++;
+	n->kind = a->best_src ? "optimize" : "generate";
+	n->parent = a->cur_node;
+	n->change = what;
+	builtin_render(&a->bsp, a->task, &cfg, src);
+	return 0;
+}
+
+/* One node: ask, parse, check, compile, evaluate, judge, store, apply. */
+static int run_node(struct agent *a, char **err)
+{
+	double t0 = now_s();
+	struct store_node n = { 0 };
+	struct store_llm_call call = { 0 };
+	struct llm_reply reply = LLM_REPLY_INIT;
+	struct strbuf sys = STRBUF_INIT, user = STRBUF_INIT, src = STRBUF_INIT, fb = STRBUF_INIT;
+	struct policy_report pol = POLICY_REPORT_INIT;
+	struct build_result br = BUILD_RESULT_INIT;
+	struct eval_result er = EVAL_RESULT_INIT;
+	char *lerr = NULL, *perr = NULL, *berr = NULL, *eerr = NULL, *report_text = NULL;
+	int rc = -1, have_src = 0;
+	const char *base = NULL; /* the kernel this node edits */
+
+	n.iteration = a->totals.nodes + 1;
+	n.ms = n.speedup = n.roofline_fraction = -1;
+	if (a->o.builtin) {
+		if (builtin_node(a, &n, &src))
+			return 0; /* the walk is over */
+		have_src = 1;
+	} else if (a->totals.nodes == 0 && a->o.seed_source) {
+		n.kind = "seed";
+		a->step++;
+	} else if (a->step_open) {
+		n.kind = "fix";
+		n.attempt = a->attempt;
+		n.parent = a->fail_node ? a->fail_node : a->cur_node;
+		base = a->fail_src ? a->fail_src : a->cur_src;
+	} else {
+		a->step++;
+		n.kind = a->best_src ? "optimize" : "generate";
+		n.parent = a->cur_node;
+		base = a->cur_src;
+	}
+	n.stage = a->stage;
+	n.step = a->step;
+	if (strcmp(n.kind, "seed") && !a->llm && !a->o.builtin) {
+		set_stop(a, AGENT_STOP_NO_MODEL,
+			 xstrdup("no model configured: only the seed kernel was judged"));
+		return 0;
+	}
+	if (!a->o.builtin)
+		maybe_profile(a, &n); /* the policy reads measurements, not profiles */
+
+	if (a->o.builtin) {
+		/* the candidate is in src */
+	} else if (!strcmp(n.kind, "seed")) {
+		strbuf_addstr(&src, a->o.seed_source);
+		have_src = 1;
+		n.change = "the seed kernel given with --seed-kernel";
+	} else {
+		if (build_prompt(a, n.kind, base, &sys, &user, &perr)) {
+			*err = xasprintf("cannot build the prompt: %s", perr);
+			goto out;
+		}
+		n.prompt = user.buf;
+		struct llm_message msgs[2] = { { "system", sys.buf }, { "user", user.buf } };
+		emit(a, AGENT_EV_PHASE, "llm", NULL);
+		int lrc = llm_complete(a->llm, msgs, 2, &reply, &lerr);
+		n.llm_s = reply.seconds;
+		n.tokens_in = reply.in_tokens;
+		n.tokens_out = reply.out_tokens;
+		n.cost_usd = reply.cost_usd;
+		call.request_json = reply.request_json;
+		call.response_raw = reply.response_raw;
+		call.reply_text = reply.text;
+		call.model = reply.model;
+		call.stop = reply.stop_raw;
+		call.in_tokens = reply.in_tokens;
+		call.out_tokens = reply.out_tokens;
+		call.cached_tokens = reply.cached_tokens;
+		call.cost_usd = reply.cost_usd;
+		call.seconds = reply.seconds;
+		call.attempts = reply.attempts;
+		if (lrc != LLM_OK) {
+			call.error = lerr;
+			char *serr = NULL;
+			if (store_add_call(a->store, &call, &serr))
+				free(serr);
+			set_stop(a, AGENT_STOP_MODEL_ERROR,
+				 xasprintf("the model failed (%s): %s", llm_error_name(lrc),
+					   lerr ? lerr : "no message"));
+			a->totals.tokens_in += reply.in_tokens;
+			a->totals.tokens_out += reply.out_tokens;
+			a->totals.cost_usd += reply.cost_usd;
+			rc = 0;
+			goto out;
+		}
+		n.change = agent_change_line(reply.text);
+		enum reply_form form;
+		char *rerr = NULL;
+		if (reply_parse(reply.text ? reply.text : "", reply.text ? strlen(reply.text) : 0,
+				reply.stop == LLM_STOP_LENGTH, base, &src, &form, &rerr)) {
+			n.verdict = "bad_reply";
+			strbuf_addf(&fb, "Your reply could not be used: %s.\n", rerr);
+			first_line(rerr, &n.message);
+			free(rerr);
+		} else {
+			have_src = 1;
+		}
+	}
+
+	if (have_src) {
+		n.source = src.buf;
+		emit(a, AGENT_EV_PHASE, "compile", NULL);
+		int b = build_checked(&a->o.build, src.buf, src.len, &pol, &br, &berr);
+		if (b == BUILD_REJECTED) {
+			n.verdict = "policy";
+			feedback_policy(&pol, &fb);
+			if (pol.nr)
+				n.message = xasprintf("line %d: rule '%s'", pol.items[0].line, pol.items[0].rule);
+		} else {
+			if (b) {
+				set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot compile: %s", berr));
+				call.error = "the candidate could not be compiled (environment)";
+				char *serr = NULL;
+				if (store_add_call(a->store, &call, &serr))
+					free(serr);
+				rc = 0;
+				goto out;
+			}
+			n.compile_s = br.cache_hit ? 0 : br.compile_s;
+			n.compile_log = br.log;
+			if (br.cache_hit)
+				a->totals.cache_hits++;
+			else
+				a->totals.compiles++;
+			if (!br.ok) {
+				n.verdict = "compile_error";
+				feedback_compile(&br, src.buf, src.len, a->o.build.deadline_s, &fb);
+				const struct diag *d = diag_first_error(&br.diags);
+				if (d) {
+					struct strbuf one = STRBUF_INIT;
+					diag_format_one(d, &one);
+					n.message = strbuf_detach(&one, NULL);
+				} else {
+					n.message = xstrdup(br.timed_out ? "compile deadline passed" : "nvcc failed");
+				}
+			}
+		}
+	}
+
+	if (have_src && !n.verdict) {
+		emit(a, AGENT_EV_PHASE, "evaluate", NULL);
+		double e0 = now_s();
+		int r = a->o.recorded_evals ? eval_recorded(a, src.buf, &er, &eerr)
+					    : eval_run(&a->o.eval, a->task, br.so_path, &er, &eerr);
+		n.eval_s = now_s() - e0;
+		if (r) {
+			set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", eerr));
+			call.error = "the candidate could not be evaluated (environment)";
+			char *serr = NULL;
+			if (store_add_call(a->store, &call, &serr))
+				free(serr);
+			rc = 0;
+			goto out;
+		}
+		a->totals.evals++;
+		if (!strcmp(er.verdict, "no_device")) {
+			/* not the kernel's fault: no later node can do better here */
+			set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", er.message));
+			call.error = "the candidate could not be evaluated (no GPU)";
+			char *serr = NULL;
+			if (store_add_call(a->store, &call, &serr))
+				free(serr);
+			rc = 0;
+			goto out;
+		}
+		n.evaluator_s = er.wall_s;
+		if (a->o.record_evals && !a->o.recorded_evals)
+			record_eval(a, src.buf, &er);
+		n.verdict = er.verdict;
+		if (er.report) {
+			report_text = json_dumps(er.report, JSON_COMPACT | JSON_SORT_KEYS);
+			n.report_json = report_text;
+		}
+		if (eval_passed(&er)) {
+			n.ms = er.ms;
+			n.speedup = er.speedup;
+			n.roofline_fraction = er.roofline_fraction;
+			n.message = xstrdup("correct");
+		} else {
+			feedback_eval(&er, &fb);
+			first_line(er.message && *er.message ? er.message : er.verdict, &n.message);
+			if ((!strcmp(er.verdict, "cuda_error") || !strcmp(er.verdict, "crash")) &&
+			    !a->o.recorded_evals && !a->o.no_memcheck) {
+				emit(a, AGENT_EV_PHASE, "memcheck", NULL);
+				char *runner = a->o.eval.runner ? xstrdup(a->o.eval.runner) : paths_runner();
+				char *merr = NULL;
+				double m0 = now_s();
+				if (runner && feedback_memcheck(runner, a->task, br.so_path, 300, &fb, &merr) < 0) {
+					char *t = xasprintf("memcheck: %s", merr);
+					emit(a, AGENT_EV_NOTE, t, NULL);
+					free(t);
+				}
+				n.eval_s += now_s() - m0;
+				free(merr);
+				free(runner);
+			}
+		}
+	}
+	if (!n.verdict)
+		n.verdict = "bad_reply";
+	n.feedback = fb.len ? fb.buf : NULL;
+	n.outcome = (char *)judge(a, &n);
+	n.total_s = now_s() - t0;
+	if (store_add_node(a->store, &n, a->llm && strcmp(n.kind, "seed") ? &call : NULL, err))
+		goto out;
+	if (!strcmp(n.outcome, "best")) {
+		free(a->best_so);
+		a->best_so = br.ok ? xstrdup(br.so_path) : NULL;
+	}
+	apply_node(a, &n, 0);
+	if (!strcmp(n.outcome, "best") && a->o.run_dir) {
+		char *path = xasprintf("%s/best.cu", a->o.run_dir);
+		if (write_file_atomic(path, n.source, strlen(n.source)))
+			emit(a, AGENT_EV_NOTE, "cannot write best.cu in the run directory", NULL);
+		free(path);
+	}
+	emit(a, AGENT_EV_NODE, NULL, &n);
+	rc = 0;
+out:
+	if (n.change && (a->o.builtin || strcmp(n.kind ? n.kind : "", "seed")))
+		free(n.change);
+	free(n.message);
+	free(lerr);
+	free(perr);
+	free(berr);
+	free(eerr);
+	free(report_text);
+	llm_reply_release(&reply);
+	strbuf_release(&sys);
+	strbuf_release(&user);
+	strbuf_release(&src);
+	strbuf_release(&fb);
+	policy_report_release(&pol);
+	build_result_release(&br);
+	eval_result_release(&er);
+	return rc;
+}
+
+int agent_run(struct agent *a, char **err)
+{
+	if (a->stop == AGENT_RUNNING && a->totals.nodes == 0) {
+		enter_stage(a, 0, 0);
+	} else if (a->stop == AGENT_RUNNING) {
+		char *t = xasprintf("resuming at node %d, stage %d/%zu: %s", a->totals.nodes + 1, a->stage,
+				    a->sm.n - 1, a->sm.stages[a->stage].name);
+		emit(a, AGENT_EV_STAGE, t, NULL);
+		free(t);
+	}
+	while (budget_left(a))
+		if (run_node(a, err))
+			return -1;
+	return 0;
+}

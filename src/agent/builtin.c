@@ -1,0 +1,688 @@
+/*
+ * The builtin agent's families and policy (see builtin.h and builtin/README.md).
+ */
+#include "agent/builtin.h"
+#include "common/embedded.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEMPLATE_MAX ((size_t)1 << 20)
+#define SM90_SMS 132 /* used only to prune split-K candidates; any Hopper part is close */
+
+/* ---- which family ---- */
+
+const char *builtin_family_file(const struct task *t, const char *arch, char **err)
+{
+	switch (t->op) {
+	case OP_ELEMENTWISE:
+	case OP_SCALAR_MUL:
+		if (t->in_dtype == DT_FP8_E4M3)
+			break;
+		return "builtin/elementwise.cu";
+	case OP_DIAG_MATMUL:
+		if (t->in_dtype != DT_FP32)
+			break;
+		return "builtin/diag_matmul.cu";
+	case OP_MATVEC:
+		if (t->in_dtype != DT_FP32)
+			break;
+		return "builtin/matvec.cu";
+	case OP_SOFTMAX:
+	case OP_LOG_SOFTMAX:
+		if (t->in_dtype == DT_FP8_E4M3)
+			break;
+		return "builtin/rowwise.cu";
+	case OP_GEMM:
+		if (t->in_dtype == DT_FP32)
+			return "builtin/gemm_simt.cu";
+		if (arch && strcmp(arch, "sm_90a")) {
+			*err = xasprintf("the builtin %s GEMM uses Hopper's TMA and WGMMA (sm_90a); there "
+					 "is none for %s: use a model, or --arch sm_90a on a Hopper GPU",
+					 dtype_name(t->in_dtype), arch);
+			return NULL;
+		}
+		if (t->in_dtype == DT_FP8_E4M3 &&
+		    (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL)) {
+			*err = xstrdup("the builtin fp8 GEMM needs both operands K-major, as fp8 WGMMA "
+				       "reads them: A row-major [M,K] and B col-major [N,K] "
+				       "(b_layout \"col\"); use a model for other layouts");
+			return NULL;
+		}
+		return "builtin/gemm_sm90.cu";
+	default:
+		break;
+	}
+	*err = xasprintf("the builtin agent has no kernel family for %s with %s inputs; use a model "
+			 "(--backend openai, anthropic or cmd)", op_name(t->op), dtype_name(t->in_dtype));
+	return NULL;
+}
+
+/* ---- the space a template declares ---- */
+
+/* The rest of the line after "// cutegen-KEY:" in text, or NULL. */
+static char *header_line(const char *text, const char *key)
+{
+	char tag[48];
+	snprintf(tag, sizeof(tag), "cutegen-%s:", key);
+	for (const char *p = text; (p = strstr(p, tag)); p += strlen(tag)) {
+		const char *ls = p;
+		while (ls > text && ls[-1] != '\n')
+			ls--;
+		const char *q = ls;
+		while (q < p && (*q == ' ' || *q == '\t' || *q == '/' || *q == '*'))
+			q++;
+		if (q != p)
+			continue; /* mentioned inside other text, not a header line */
+		const char *v = p + strlen(tag);
+		const char *nl = strchr(v, '\n');
+		return xstrndup(v, nl ? (size_t)(nl - v) : strlen(v));
+	}
+	return NULL;
+}
+
+static int find_param(const struct builtin_space *sp, const char *name, size_t len)
+{
+	for (int i = 0; i < sp->nparams; i++)
+		if (strlen(sp->params[i].name) == len && !strncmp(sp->params[i].name, name, len))
+			return i;
+	return -1;
+}
+
+static int find_value(const struct builtin_param *p, const char *v, size_t len)
+{
+	for (int i = 0; i < p->nvals; i++)
+		if (strlen(p->vals[i]) == len && !strncmp(p->vals[i], v, len))
+			return i;
+	return -1;
+}
+
+static int valid_value(const char *v, size_t len)
+{
+	/* a number, or two joined by 'x' (a pair) */
+	int digits = 0, xs = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (isdigit((unsigned char)v[i]))
+			digits++;
+		else if (v[i] == 'x' && digits && i + 1 < len && !xs)
+			xs++;
+		else
+			return 0;
+	}
+	return digits > 0 && len < BUILTIN_VALUE_LEN;
+}
+
+static int valid_name(const char *s, size_t len)
+{
+	if (len < 6 || len >= 32 || strncmp(s, "CG_P_", 5))
+		return 0;
+	for (size_t i = 5; i < len; i++)
+		if (!isupper((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+/* The next item of the comma-separated list [*v, end) into *item, *len; 0 after the last. */
+static int next_item(const char **v, const char *end, const char **item, size_t *len)
+{
+	if (*v > end)
+		return 0;
+	const char *c = memchr(*v, ',', (size_t)(end - *v));
+	if (!c)
+		c = end;
+	*item = *v;
+	*len = (size_t)(c - *v);
+	*v = c + 1;
+	return 1;
+}
+
+/* Splits "a b  c" into words; calls fn on each; stops at the first nonzero. */
+typedef int (*word_fn)(struct builtin_space *sp, const char *w, size_t len, const char *origin,
+		       char **err);
+
+static int each_word(struct builtin_space *sp, const char *line, word_fn fn, const char *origin,
+		     char **err)
+{
+	const char *p = line;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '\r')
+			return 0;
+		const char *e = p;
+		while (*e && *e != ' ' && *e != '\t' && *e != '\r')
+			e++;
+		if (fn(sp, p, (size_t)(e - p), origin, err))
+			return -1;
+		p = e;
+	}
+}
+
+static int space_word(struct builtin_space *sp, const char *w, size_t len, const char *origin,
+		      char **err)
+{
+	const char *eq = memchr(w, '=', len);
+	if (!eq || !valid_name(w, (size_t)(eq - w))) {
+		*err = xasprintf("%s: cutegen-space: '%.*s' is not NAME=V1,V2 with NAME a CG_P_ macro",
+				 origin, (int)len, w);
+		return -1;
+	}
+	if (find_param(sp, w, (size_t)(eq - w)) >= 0 || sp->nparams == BUILTIN_PARAMS_MAX) {
+		*err = xasprintf("%s: cutegen-space: '%.*s' is declared twice or is one parameter too "
+				 "many (at most %d)", origin, (int)(eq - w), w, BUILTIN_PARAMS_MAX);
+		return -1;
+	}
+	struct builtin_param *p = &sp->params[sp->nparams];
+	memset(p, 0, sizeof(*p));
+	memcpy(p->name, w, (size_t)(eq - w));
+	const char *v = eq + 1, *end = w + len, *item;
+	size_t n;
+	while (next_item(&v, end, &item, &n)) {
+		if (!valid_value(item, n) || p->nvals == BUILTIN_VALUES_MAX ||
+		    find_value(p, item, n) >= 0) {
+			*err = xasprintf("%s: cutegen-space: %s has a bad, repeated or one too many value "
+					 "'%.*s' (numbers or pairs like 128x64, at most %d)", origin,
+					 p->name, (int)n, item, BUILTIN_VALUES_MAX);
+			return -1;
+		}
+		memcpy(p->vals[p->nvals++], item, n);
+	}
+	sp->nparams++;
+	return 0;
+}
+
+static int start_word(struct builtin_space *sp, const char *w, size_t len, const char *origin,
+		      char **err)
+{
+	const char *eq = memchr(w, '=', len);
+	int i = eq ? find_param(sp, w, (size_t)(eq - w)) : -1;
+	int v = i >= 0 ? find_value(&sp->params[i], eq + 1, (size_t)(w + len - eq - 1)) : -1;
+	if (v < 0) {
+		*err = xasprintf("%s: cutegen-start: '%.*s' is not a parameter of cutegen-space set to "
+				 "one of its values", origin, (int)len, w);
+		return -1;
+	}
+	sp->start[i] = v;
+	return 0;
+}
+
+static int stage_word(struct builtin_space *sp, const char *w, size_t len, const char *origin,
+		      char **err)
+{
+	const char *eq = memchr(w, '=', len);
+	if (!eq || eq == w || (size_t)(eq - w) >= sizeof(sp->stages[0].name) ||
+	    sp->nstages == BUILTIN_STAGES_MAX) {
+		*err = xasprintf("%s: cutegen-stages: '%.*s' is not NAME=PARAM,PARAM (at most %d "
+				 "stages)", origin, (int)len, w, BUILTIN_STAGES_MAX);
+		return -1;
+	}
+	struct builtin_stage *st = &sp->stages[sp->nstages];
+	memset(st, 0, sizeof(*st));
+	memcpy(st->name, w, (size_t)(eq - w));
+	const char *v = eq + 1, *end = w + len, *item;
+	size_t n;
+	while (next_item(&v, end, &item, &n)) {
+		int i = find_param(sp, item, n);
+		int again = 0;
+		for (int k = 0; k < st->nparams; k++)
+			again |= st->params[k] == i;
+		if (i < 0 || again) {
+			*err = xasprintf("%s: cutegen-stages: stage %s names '%.*s', which cutegen-space "
+					 "does not declare or the stage already has", origin, st->name,
+					 (int)n, item);
+			return -1;
+		}
+		st->params[st->nparams++] = i;
+	}
+	sp->nstages++;
+	return 0;
+}
+
+int builtin_space_parse(const char *text, const char *origin, struct builtin_space *sp,
+			char **err)
+{
+	const char *keys[] = { "space", "start", "stages" };
+	word_fn fns[] = { space_word, start_word, stage_word };
+	for (int k = 0; k < 3; k++) {
+		char *line = header_line(text, keys[k]);
+		if (!line) {
+			*err = xasprintf("%s has no '// cutegen-%s:' line (builtin/README.md)", origin,
+					 keys[k]);
+			return -1;
+		}
+		int r = each_word(sp, line, fns[k], origin, err);
+		free(line);
+		if (r)
+			return -1;
+	}
+	if (!sp->nparams || !sp->nstages) {
+		*err = xasprintf("%s declares no parameters or no stages", origin);
+		return -1;
+	}
+	return 0;
+}
+
+int builtin_space_for(const struct task *t, const char *arch, const char *dir,
+		      struct builtin_space *sp, char **err)
+{
+	memset(sp, 0, sizeof(*sp));
+	const char *file = builtin_family_file(t, arch, err);
+	if (!file)
+		return -1;
+	const char *base = strrchr(file, '/') + 1;
+	if (dir) {
+		struct strbuf sb = STRBUF_INIT;
+		char *path = xasprintf("%s/%s", dir, base);
+		int r = strbuf_read_file(&sb, path, TEMPLATE_MAX);
+		if (r) {
+			*err = xasprintf("cannot read the builtin family '%s' (CUTEGEN_BUILTIN_DIR): %s",
+					 path, r == -2 ? "larger than 1 MiB" : "missing or unreadable");
+			free(path);
+			strbuf_release(&sb);
+			return -1;
+		}
+		sp->file = path;
+		sp->text = strbuf_detach(&sb, NULL);
+	} else {
+		const struct embedded_file *f = embedded_find(file);
+		if (!f) {
+			*err = xasprintf("this cutegen has no builtin family %s", file);
+			return -1;
+		}
+		sp->file = xstrdup(file);
+		sp->text = xstrdup(f->data);
+	}
+	snprintf(sp->family, sizeof(sp->family), "%.*s", (int)(strlen(base) - 3), base);
+	if (builtin_space_parse(sp->text, sp->file, sp, err)) {
+		builtin_space_release(sp);
+		return -1;
+	}
+	return 0;
+}
+
+void builtin_space_release(struct builtin_space *sp)
+{
+	free(sp->file);
+	free(sp->text);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/* ---- candidates ---- */
+
+static const char *ctype(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return "cute::half_t";
+	case DT_BF16: return "cute::bfloat16_t";
+	case DT_FP8_E4M3: return "cute::float_e4m3_t";
+	default: return "float";
+	}
+}
+
+static const char *act_functor(enum act a)
+{
+	switch (a) {
+	case ACT_RELU: return "Relu";
+	case ACT_LEAKY_RELU: return "LeakyRelu";
+	case ACT_SIGMOID: return "Sigmoid";
+	case ACT_TANH: return "Tanh";
+	case ACT_SWISH: case ACT_SILU: return "Swish";
+	case ACT_GELU_ERF: return "GeluErf";
+	case ACT_GELU_TANH: return "GeluTanh";
+	case ACT_SELU: return "Selu";
+	case ACT_HARDSIGMOID: return "HardSigmoid";
+	case ACT_SOFTPLUS: return "Softplus";
+	case ACT_SOFTSIGN: return "Softsign";
+	case ACT_ELU: return "Elu";
+	case ACT_HARDTANH: return "HardTanh";
+	case ACT_MINGPT_GELU: return "MinGptGelu";
+	default: return "Identity";
+	}
+}
+
+static const char *epi_functor(enum act a)
+{
+	switch (a) {
+	case ACT_RELU: return "EpiRelu";
+	case ACT_GELU_ERF: return "EpiGeluErf";
+	case ACT_GELU_TANH: return "EpiGeluTanh";
+	case ACT_SILU: case ACT_SWISH: return "EpiSilu";
+	default: return "EpiIdentity";
+	}
+}
+
+static int structure_code(enum structure s)
+{
+	return s == STRUCT_SYMMETRIC ? 1 : s == STRUCT_UPPER ? 2 : s == STRUCT_LOWER ? 3 : 0;
+}
+
+void builtin_config_format(const struct builtin_space *sp, const struct builtin_config *cfg,
+			   struct strbuf *out)
+{
+	for (int i = 0; i < sp->nparams; i++)
+		strbuf_addf(out, "%s%s=%s", i ? " " : "", sp->params[i].name,
+			    sp->params[i].vals[cfg->v[i]]);
+}
+
+void builtin_render(const struct builtin_space *sp, const struct task *t,
+		    const struct builtin_config *cfg, struct strbuf *out)
+{
+	strbuf_addf(out, "// cutegen-builtin: family=%s ", sp->family);
+	builtin_config_format(sp, cfg, out);
+	/* nothing task-specific beyond the macros: tasks that need the same kernel (GEMMs of
+	 * other sizes) render the same source, so they share one compile */
+	strbuf_addf(out, "\n// Written by cutegen's builtin agent: the kernel family builtin/%s.cu "
+			 "with the settings below.\n", sp->family);
+	strbuf_addf(out, "#define CG_T_IN %s\n#define CG_T_OUT %s\n", ctype(t->in_dtype),
+		    ctype(t->out_dtype));
+	switch (t->op) {
+	case OP_ELEMENTWISE:
+		strbuf_addf(out, "#define CG_ACT %s\n", act_functor(t->act));
+		break;
+	case OP_SCALAR_MUL:
+		strbuf_addstr(out, "#define CG_ACT ScalarMul\n");
+		break;
+	case OP_SOFTMAX:
+	case OP_LOG_SOFTMAX:
+		strbuf_addf(out, "#define CG_LOG %d\n", t->op == OP_LOG_SOFTMAX);
+		break;
+	case OP_GEMM:
+		strbuf_addf(out, "#define CG_A_COL %d\n#define CG_B_COL %d\n#define CG_BATCHED %d\n"
+				 "#define CG_SPLIT_M %d\n#define CG_A_STRUCT %d\n#define CG_B_STRUCT %d\n"
+				 "#define CG_OUT_MASK %d\n#define CG_EPI_BIAS %d\n#define CG_EPI_ACT %s\n",
+			    t->a_layout == LAYOUT_COL, t->b_layout == LAYOUT_COL, t->batch > 1,
+			    t->m_ndims > 1, structure_code(t->a_struct), structure_code(t->b_struct),
+			    t->out_mask == MASK_UPPER ? 1 : t->out_mask == MASK_LOWER ? 2 : 0,
+			    t->epi_bias != 0, epi_functor(t->epi_act));
+		break;
+	default:
+		break;
+	}
+	for (int i = 0; i < sp->nparams; i++) {
+		const char *v = sp->params[i].vals[cfg->v[i]];
+		const char *x = strchr(v, 'x');
+		if (x)
+			strbuf_addf(out, "#define %s_0 %.*s\n#define %s_1 %s\n", sp->params[i].name,
+				    (int)(x - v), v, sp->params[i].name, x + 1);
+		else
+			strbuf_addf(out, "#define %s %s\n", sp->params[i].name, v);
+	}
+	strbuf_addstr(out, sp->text);
+}
+
+int builtin_config_parse(const struct builtin_space *sp, const char *text,
+			 struct builtin_config *cfg, char **err)
+{
+	const char *p = text;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (!*p || *p == '\n' || *p == '\r')
+			return 0;
+		const char *e = p;
+		while (*e && *e != ' ' && *e != '\t' && *e != ',' && *e != '\n' && *e != '\r')
+			e++;
+		const char *eq = memchr(p, '=', (size_t)(e - p));
+		int i = eq ? find_param(sp, p, (size_t)(eq - p)) : -1;
+		int v = i >= 0 ? find_value(&sp->params[i], eq + 1, (size_t)(e - eq - 1)) : -1;
+		if (v < 0) {
+			if (err) {
+				struct strbuf sb = STRBUF_INIT;
+				for (int k = 0; k < sp->nparams; k++) {
+					strbuf_addf(&sb, "%s%s in {", k ? "; " : "", sp->params[k].name);
+					for (int j = 0; j < sp->params[k].nvals; j++)
+						strbuf_addf(&sb, "%s%s", j ? "," : "", sp->params[k].vals[j]);
+					strbuf_addch(&sb, '}');
+				}
+				*err = xasprintf("'%.*s' is not a setting of the %s family (%s)", (int)(e - p),
+						 p, sp->family, sb.buf);
+				strbuf_release(&sb);
+			}
+			return -1;
+		}
+		cfg->v[i] = v;
+		p = e;
+	}
+}
+
+int builtin_config_of(const struct builtin_space *sp, const char *src, struct builtin_config *cfg)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "// cutegen-builtin: family=%s ", sp->family);
+	if (!src || strncmp(src, head, (size_t)n))
+		return -1;
+	memcpy(cfg->v, sp->start, sizeof(cfg->v));
+	struct builtin_config c = *cfg;
+	if (builtin_config_parse(sp, src + n, &c, NULL))
+		return -1;
+	*cfg = c;
+	return 0;
+}
+
+/* ---- the policy ---- */
+
+/* The number of a parameter's value in cfg (of a pair, the first or second), or dflt. */
+static long pval(const struct builtin_space *sp, const struct builtin_config *cfg,
+		 const char *name, int second, long dflt)
+{
+	int i = find_param(sp, name, strlen(name));
+	if (i < 0)
+		return dflt;
+	const char *v = sp->params[i].vals[cfg->v[i]];
+	const char *x = strchr(v, 'x');
+	long n = strtol(second && x ? x + 1 : v, NULL, 10);
+	return n < 1 << 20 ? n : 1 << 20; /* no overflow in the products below */
+}
+
+static long ceil_div(long a, long b)
+{
+	return b > 0 ? (a + b - 1) / b : 0;
+}
+
+/* The output tiles of a SIMT GEMM candidate: its grid before any split-K. */
+static long simt_tiles(const struct builtin_space *sp, const struct task *t,
+		       const struct builtin_config *c)
+{
+	return ceil_div(t->m, pval(sp, c, "CG_P_TILE", 0, 128)) *
+	       ceil_div(t->n, pval(sp, c, "CG_P_TILE", 1, 128)) * (t->batch > 1 ? t->batch : 1);
+}
+
+/*
+ * 1 when a candidate (of a stage around base) cannot help this task or duplicates another:
+ * smaller GEMM tiles or split-K where the tiles already fill the GPU, one-read softmax modes
+ * whose row cannot fit on chip, cluster sizes without the mode that uses them, pipeline depths
+ * the shared memory clamps.
+ */
+static int pruned(const struct builtin_space *sp, const struct task *t,
+		  const struct builtin_config *c, const struct builtin_config *base)
+{
+	if (!strcmp(sp->family, "gemm_sm90")) {
+		/* the template clamps STAGES to what fits in 227 KB (and fp8 tiles to BN = 128):
+		 * asking for more than fits is the same kernel again */
+		int fp8 = t->in_dtype == DT_FP8_E4M3;
+		long bn = pval(sp, c, "CG_P_BN", 0, 128), bk = pval(sp, c, "CG_P_BK", 0, 64);
+		long stages = pval(sp, c, "CG_P_STAGES", 0, 2);
+		if (fp8 && bn > 128 && bn != pval(sp, base, "CG_P_BN", 0, 128))
+			return 1;
+		long fit = (227L * 1024 - 1024) / ((128 + (fp8 && bn > 128 ? 128 : bn)) * bk *
+						   (fp8 ? 1 : 2));
+		if (stages > fit && stages != pval(sp, base, "CG_P_STAGES", 0, 2))
+			return 1;
+	}
+	if (!strcmp(sp->family, "gemm_simt")) {
+		/* a smaller tile only helps a grid that does not fill the GPU well: with two waves
+		 * of base tiles or more, it adds traffic and buys no occupancy */
+		long area = pval(sp, c, "CG_P_TILE", 0, 128) * pval(sp, c, "CG_P_TILE", 1, 128);
+		long base_area = pval(sp, base, "CG_P_TILE", 0, 128) * pval(sp, base, "CG_P_TILE", 1, 128);
+		if (area < base_area && simt_tiles(sp, t, base) >= 2 * SM90_SMS)
+			return 1;
+		long split = pval(sp, c, "CG_P_SPLIT_K", 0, 1);
+		if (split > 1) {
+			long tiles = simt_tiles(sp, t, c);
+			if (tiles >= SM90_SMS || tiles * split > 4 * SM90_SMS ||
+			    t->k / split < 32 * pval(sp, c, "CG_P_BK", 0, 16))
+				return 1;
+		}
+	}
+	if (!strcmp(sp->family, "rowwise")) {
+		long mode = pval(sp, c, "CG_P_MODE", 0, 0), cluster = pval(sp, c, "CG_P_CLUSTER", 0, 1);
+		long row_bytes = (long)(t->ndim ? t->shape[t->ndim - 1] : 0) * dtype_size(t->in_dtype);
+		if (mode == 0 && cluster > 1)
+			return 1;
+		if (mode == 1 && row_bytes > cluster * 200L * 1024)
+			return 1; /* the kernel would fall back to two reads: a duplicate */
+	}
+	return 0;
+}
+
+/*
+ * The start point for a task: the family's declared start, except where the task makes it a
+ * poor one. A SIMT GEMM whose tiles do not fill the GPU (kb1/6: 256x256 from K = 524288, four
+ * tiles on 132 SMs) starts split-K, with the most k slices that stay within two waves, so the
+ * walk does not spend its first stages at a fiftieth of the GPU.
+ */
+void builtin_start(const struct builtin_space *sp, const struct task *t, struct builtin_config *cfg)
+{
+	memcpy(cfg->v, sp->start, sizeof(cfg->v));
+	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));
+	if (strcmp(sp->family, "gemm_simt") || i < 0)
+		return;
+	long tiles = simt_tiles(sp, t, cfg);
+	struct builtin_config c = *cfg;
+	for (int v = 0; v < sp->params[i].nvals; v++) {
+		c.v[i] = v;
+		if (!pruned(sp, t, &c, cfg) && tiles * pval(sp, &c, "CG_P_SPLIT_K", 0, 1) <= 2 * SM90_SMS)
+			cfg->v[i] = v; /* the values are listed in increasing order */
+	}
+}
+
+static int same(const struct builtin_config *a, const struct builtin_config *b, int n)
+{
+	return !memcmp(a->v, b->v, (size_t)n * sizeof(int));
+}
+
+static int find_tried(const struct builtin_tried *tried, int n, const struct builtin_config *c,
+		      int np)
+{
+	for (int i = 0; i < n; i++)
+		if (same(&tried[i].cfg, c, np))
+			return i;
+	return -1;
+}
+
+/*
+ * The candidates of a stage around base, in a fixed order: every combination of the stage's
+ * parameter values (the last parameter varying fastest), base and pruned points left out.
+ */
+static int stage_candidates(const struct builtin_space *sp, const struct task *t,
+			    const struct builtin_stage *st, const struct builtin_config *base,
+			    struct builtin_config *out)
+{
+	int idx[BUILTIN_PARAMS_MAX] = { 0 }, n = 0;
+	for (;;) {
+		struct builtin_config c = *base;
+		for (int k = 0; k < st->nparams; k++)
+			c.v[st->params[k]] = idx[k];
+		if (!same(&c, base, sp->nparams) && !pruned(sp, t, &c, base))
+			out[n++] = c;
+		if (n == BUILTIN_STAGE_CANDIDATES_MAX)
+			return n; /* a stage tries at most this many: the first in this order */
+		int k = st->nparams - 1;
+		while (k >= 0 && ++idx[k] == sp->params[st->params[k]].nvals)
+			idx[k--] = 0;
+		if (k < 0)
+			return n;
+	}
+}
+
+static char *describe(const struct builtin_space *sp, const char *stage,
+		      const struct builtin_config *from, const struct builtin_config *to)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "builtin %s, %s:", sp->family, stage);
+	if (!from) {
+		strbuf_addch(&sb, ' ');
+		builtin_config_format(sp, to, &sb);
+	}
+	for (int i = 0; from && i < sp->nparams; i++)
+		if (from->v[i] != to->v[i])
+			strbuf_addf(&sb, " %s %s -> %s", sp->params[i].name,
+				    sp->params[i].vals[from->v[i]], sp->params[i].vals[to->v[i]]);
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * Replays the walk over what was tried: the stage whose candidates are being tried now (0 = the
+ * start), its base and its candidates in order; returns the index of the first one not yet
+ * tried, -1 when the walk is over, -2 when it stops at the roofline (checked between stages:
+ * a stage once begun is measured whole, so its candidates can be compiled together).
+ */
+static int walk(const struct builtin_space *sp, const struct task *t,
+		const struct builtin_tried *tried, int ntried, int *stage,
+		struct builtin_config *base, struct builtin_config *cands, int *ncands)
+{
+	struct builtin_config best = { { 0 } };
+	builtin_start(sp, t, &best);
+	int np = sp->nparams;
+	int i = find_tried(tried, ntried, &best, np);
+	*stage = 0;
+	*base = best;
+	cands[0] = best;
+	*ncands = 1;
+	if (i < 0)
+		return 0;
+	int have = tried[i].passed;
+	double best_ms = tried[i].ms, best_roof = have ? tried[i].roof : -1;
+	for (int s = 0; s < sp->nstages; s++) {
+		if (best_roof >= BUILTIN_ROOF_STOP)
+			return -2;
+		*base = best;
+		*stage = s + 1;
+		*ncands = stage_candidates(sp, t, &sp->stages[s], base, cands);
+		for (int k = 0; k < *ncands; k++) {
+			int j = find_tried(tried, ntried, &cands[k], np);
+			if (j < 0)
+				return k;
+			if (tried[j].passed && tried[j].ms >= 0 &&
+			    (!have || best_ms < 0 || tried[j].ms < best_ms)) {
+				best = cands[k];
+				best_ms = tried[j].ms;
+				best_roof = tried[j].roof;
+				have = 1;
+			}
+		}
+	}
+	return -1;
+}
+
+int builtin_next(const struct builtin_space *sp, const struct task *t,
+		 const struct builtin_tried *tried, int ntried, struct builtin_config *cfg,
+		 int *stage, char **what)
+{
+	struct builtin_config base, cands[BUILTIN_STAGE_CANDIDATES_MAX];
+	int n;
+	int k = walk(sp, t, tried, ntried, stage, &base, cands, &n);
+	if (k < 0)
+		return k == -2 ? 2 : 1;
+	*cfg = cands[k];
+	*what = *stage ? describe(sp, sp->stages[*stage - 1].name, &base, cfg)
+		       : describe(sp, "start", NULL, cfg);
+	return 0;
+}
+
+int builtin_pending(const struct builtin_space *sp, const struct task *t,
+		    const struct builtin_tried *tried, int ntried,
+		    struct builtin_config out[BUILTIN_STAGE_CANDIDATES_MAX])
+{
+	struct builtin_config base, cands[BUILTIN_STAGE_CANDIDATES_MAX];
+	int n, stage, m = 0;
+	int k = walk(sp, t, tried, ntried, &stage, &base, cands, &n);
+	for (int i = k < 0 ? n : k; i < n; i++) /* none when the walk is over */
+		if (find_tried(tried, ntried, &cands[i], sp->nparams) < 0)
+			out[m++] = cands[i];
+	return m;
+}

@@ -1,0 +1,279 @@
+/*
+ * Prompt templates and the size budget (see prompt.h). The renderer is a small subset of
+ * mustache: {{name}} and {{#name}}...{{/name}}, no escaping (prompts are plain text).
+ */
+#include "agent/prompt.h"
+#include "util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct prompt_var *find_var(const struct prompt_var *vars, size_t n, const char *name,
+					 size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(vars[i].name) == len && !memcmp(vars[i].name, name, len))
+			return &vars[i];
+	return NULL;
+}
+
+static int render(const char *t, size_t len, const struct prompt_var *vars, size_t nvars,
+		  struct strbuf *out, int depth, char **err)
+{
+	size_t i = 0;
+	while (i < len) {
+		const char *open = NULL;
+		for (size_t j = i; j + 1 < len; j++)
+			if (t[j] == '{' && t[j + 1] == '{') {
+				open = t + j;
+				break;
+			}
+		if (!open) {
+			strbuf_add(out, t + i, len - i);
+			return 0;
+		}
+		strbuf_add(out, t + i, (size_t)(open - (t + i)));
+		const char *body = open + 2, *close = NULL;
+		for (const char *p = body; p + 1 < t + len; p++)
+			if (p[0] == '}' && p[1] == '}') {
+				close = p;
+				break;
+			}
+		if (!close) {
+			*err = xasprintf("template: '{{' without '}}' at byte %zu", (size_t)(open - t));
+			return -1;
+		}
+		int section = *body == '#';
+		const char *name = body + (section ? 1 : 0);
+		size_t nlen = (size_t)(close - name);
+		const struct prompt_var *v = find_var(vars, nvars, name, nlen);
+		if (!v) {
+			*err = xasprintf("template: unknown placeholder '{{%.*s}}'", (int)(close - body), body);
+			return -1;
+		}
+		const char *after = close + 2;
+		if (!section) {
+			if (v->value)
+				strbuf_addstr(out, v->value);
+			i = (size_t)(after - t);
+			continue;
+		}
+		/* find {{/name}} */
+		char *end_tag = xasprintf("{{/%.*s}}", (int)nlen, name);
+		size_t el = strlen(end_tag);
+		const char *end = NULL;
+		for (const char *p = after; p + el <= t + len; p++)
+			if (!memcmp(p, end_tag, el)) {
+				end = p;
+				break;
+			}
+		free(end_tag);
+		if (!end) {
+			*err = xasprintf("template: section '{{#%.*s}}' is not closed", (int)nlen, name);
+			return -1;
+		}
+		if (depth > 8) {
+			*err = xstrdup("template: sections nested too deep");
+			return -1;
+		}
+		/* tags alone on their lines leave no blank lines behind */
+		int open_alone = (open == t || open[-1] == '\n') && after < t + len && *after == '\n';
+		int close_alone = (end == after || end[-1] == '\n') && end + el < t + len && end[el] == '\n';
+		const char *inner = open_alone ? after + 1 : after;
+		if (v->value && *v->value && inner < end &&
+		    render(inner, (size_t)(end - inner), vars, nvars, out, depth + 1, err))
+			return -1;
+		i = (size_t)(end + el - t) + (open_alone && close_alone ? 1 : 0);
+	}
+	return 0;
+}
+
+int prompt_render(const char *tmpl, const struct prompt_var *vars, size_t nvars,
+		  struct strbuf *out, char **err)
+{
+	return render(tmpl, strlen(tmpl), vars, nvars, out, 0, err);
+}
+
+void prompt_describe_task(const struct task *t, struct strbuf *out)
+{
+	strbuf_addf(out, "task: %s\n", t->name ? t->name : "(unnamed)");
+	if (t->description && *t->description)
+		strbuf_addf(out, "what it computes: %s\n", t->description);
+	strbuf_addf(out, "op: %s", op_name(t->op));
+	if (t->op == OP_ELEMENTWISE && t->act)
+		strbuf_addf(out, " (%s)", act_name(t->act));
+	strbuf_addstr(out, "; sizes: ");
+	task_shape_summary(t, out);
+	strbuf_addf(out, "\ndtypes: inputs %s, outputs %s\n", dtype_name(t->in_dtype),
+		    dtype_name(t->out_dtype));
+	strbuf_addf(out, "precision contract: %s", precision_name(t->precision));
+	switch (t->precision) {
+	case PREC_STRICT:
+		strbuf_addstr(out, " (fp32 data computed in fp32: TF32, fp16 or bf16 tensor-core "
+				   "shortcuts and approximate intrinsics like tanh.approx fail the check)\n");
+		break;
+	case PREC_TF32:
+		strbuf_addstr(out, " (fp32 data; TF32 tensor-core products allowed, fp32 accumulation)\n");
+		break;
+	default:
+		strbuf_addstr(out, " (products and sums in fp32 at least)\n");
+		break;
+	}
+	struct tensor_spec ts[TASK_MAX_TENSORS];
+	int n = task_tensors(t, ts), in = 0, outn = 0;
+	strbuf_addstr(out, "arguments of cutegen_launch, in order (row-major, contiguous, on the "
+			   "device):\n");
+	for (int i = 0; i < n; i++) {
+		strbuf_addf(out, "  %s[%d] %-5s %-5s [", ts[i].is_output ? "outputs" : "inputs",
+			    ts[i].is_output ? outn++ : in++, ts[i].name, dtype_name(ts[i].dtype));
+		for (int d = 0; d < ts[i].ndim; d++)
+			strbuf_addf(out, "%s%lld", d ? ", " : "", (long long)ts[i].shape[d]);
+		strbuf_addstr(out, "]");
+		if (ts[i].structure == STRUCT_UPPER)
+			strbuf_addstr(out, " (upper triangular)");
+		else if (ts[i].structure == STRUCT_LOWER)
+			strbuf_addstr(out, " (lower triangular)");
+		else if (ts[i].structure == STRUCT_SYMMETRIC)
+			strbuf_addstr(out, " (symmetric)");
+		strbuf_addch(out, '\n');
+	}
+	double vals[TASK_MAX_SCALARS];
+	const char *names[TASK_MAX_SCALARS];
+	int ns = task_scalars(t, vals, names);
+	if (ns) {
+		strbuf_addstr(out, "scalars (const double *scalars, in order):");
+		for (int i = 0; i < ns; i++)
+			strbuf_addf(out, "%s %s = %g", i ? "," : "", names[i], vals[i]);
+		strbuf_addch(out, '\n');
+	} else {
+		strbuf_addstr(out, "scalars: none (num_scalars is 0)\n");
+	}
+	strbuf_addf(out, "workload class: %s (%s)\n", task_workload(t),
+		    task_is_gemm_like(t) ? "compute-bound: compared with cuBLASLt and the tensor-core / "
+					   "FMA peak"
+					 : "memory-bound: compared with the device's copy bandwidth");
+}
+
+/* The last lines of text that fit in max bytes, with a note on what was left out. */
+static void tail_lines(const char *text, size_t max, struct strbuf *out)
+{
+	size_t len = strlen(text);
+	strbuf_reset(out);
+	if (len <= max) {
+		strbuf_addstr(out, text);
+		return;
+	}
+	size_t start = len - max;
+	while (start < len && text[start - 1] != '\n')
+		start++;
+	size_t dropped = 0;
+	for (size_t i = 0; i < start; i++)
+		dropped += text[i] == '\n';
+	strbuf_addf(out, "(%zu earlier lines not shown)\n", dropped);
+	strbuf_addstr(out, text + start);
+}
+
+/* Head and tail of text within max bytes, with a note in the middle. */
+static void cut_middle(const char *text, size_t max, struct strbuf *out)
+{
+	size_t len = strlen(text);
+	strbuf_reset(out);
+	if (len <= max) {
+		strbuf_addstr(out, text);
+		return;
+	}
+	size_t head = max * 2 / 3, tail = max - head;
+	strbuf_add(out, text, head);
+	strbuf_addf(out, "\n[... %zu bytes cut to fit the prompt ...]\n", len - head - tail);
+	strbuf_addstr(out, text + len - tail);
+}
+
+static int render_both(const struct prompt_input *in, const char *task_desc, const char *history,
+		       const char *feedback, const char *profile, const char *docs,
+		       struct strbuf *system, struct strbuf *user, char **err)
+{
+	char idx[16], count[16];
+	snprintf(idx, sizeof(idx), "%d", in->stage_index);
+	snprintf(count, sizeof(count), "%d", in->stage_count);
+	struct prompt_var vars[] = {
+		{ "task", task_desc },
+		{ "kernel", in->kernel },
+		{ "kernel_status", in->kernel_status },
+		{ "best_status", in->best_status },
+		{ "history", history },
+		{ "stage", idx },
+		{ "stage_count", count },
+		{ "stage_name", in->stage_name },
+		{ "guidance", in->stage_guidance },
+		{ "watch", in->stage_watch },
+		{ "feedback", feedback },
+		{ "profile", profile },
+		{ "docs", docs },
+	};
+	strbuf_reset(system);
+	strbuf_reset(user);
+	if (prompt_render(in->system_tmpl ? in->system_tmpl : "", vars, ARRAY_SIZE(vars), system, err))
+		return -1;
+	return prompt_render(in->user_tmpl ? in->user_tmpl : "", vars, ARRAY_SIZE(vars), user, err);
+}
+
+int prompt_build(const struct prompt_input *in, struct strbuf *system, struct strbuf *user,
+		 char **err)
+{
+	size_t budget = in->budget ? in->budget : PROMPT_DEFAULT_BUDGET;
+	struct strbuf desc = STRBUF_INIT, hist = STRBUF_INIT, fb = STRBUF_INIT;
+	const char *history = in->history ? in->history : "";
+	const char *feedback = in->feedback ? in->feedback : "";
+	const char *profile = in->profile, *docs = in->docs;
+	int rc = -1, docs_cut = 0, profile_cut = 0;
+	prompt_describe_task(in->task, &desc);
+	strbuf_addstr(&hist, history);
+	strbuf_addstr(&fb, feedback);
+	/* Shrink in order of least value: old history, long feedback, then the optional parts. */
+	for (int round = 0; round < 40; round++) {
+		if (render_both(in, desc.buf, hist.buf, fb.buf, profile, docs, system, user, err))
+			goto out;
+		size_t total = system->len + user->len;
+		if (total <= budget) {
+			rc = 0;
+			goto out;
+		}
+		size_t over = total - budget;
+		if (hist.len > 400) {
+			size_t keep = hist.len > over + 400 ? hist.len - over - 100 : 300;
+			struct strbuf t = STRBUF_INIT;
+			tail_lines(hist.buf, keep, &t);
+			strbuf_release(&hist);
+			hist = t;
+			continue;
+		}
+		if (fb.len > 1500) {
+			size_t keep = fb.len > over + 1500 ? fb.len - over - 100 : 1400;
+			struct strbuf t = STRBUF_INIT;
+			cut_middle(fb.buf, keep, &t);
+			strbuf_release(&fb);
+			fb = t;
+			continue;
+		}
+		if (docs && *docs && !docs_cut) {
+			docs_cut = 1;
+			docs = "(retrieved documentation left out: the prompt was over its size budget)";
+			continue;
+		}
+		if (profile && *profile && !profile_cut) {
+			profile_cut = 1;
+			profile = "(profile left out: the prompt was over its size budget)";
+			continue;
+		}
+		break;
+	}
+	*err = xasprintf("the prompt is %zu bytes, over its budget of %zu even with the history and "
+			 "feedback cut: the kernel itself is too large (raise the budget with "
+			 "--prompt-budget)", system->len + user->len, budget);
+out:
+	strbuf_release(&desc);
+	strbuf_release(&hist);
+	strbuf_release(&fb);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/*
+ * Prompt building: fills the templates under prompts/ (system.txt, generate.txt, fix.txt,
+ * optimize.txt) with the task, the kernel contract, the current kernel and its measurements,
+ * the history, the stage's guidance and the feedback, and keeps the result within a size
+ * budget by shortening the history (oldest lines first), then the feedback, then dropping the
+ * optional profile and docs, each cut saying so in the text.
+ *
+ * Templates: {{name}} is replaced by a value; {{#name}}...{{/name}} is kept only when name is
+ * non-empty. An unknown name or an unclosed section is an error (templates are checked).
+ * Not for: choosing what to ask (agent.c) or sending it (llm.h).
+ */
+#ifndef CUTEGEN_PROMPT_H
+#define CUTEGEN_PROMPT_H
+
+#include <stddef.h>
+
+#include "common/task.h"
+#include "util/strbuf.h"
+
+#define PROMPT_DEFAULT_BUDGET ((size_t)160 << 10)
+
+struct prompt_var {
+	const char *name;
+	const char *value; /* NULL = "" */
+};
+
+/* Renders tmpl with vars into out (appending); 0, or -1 with *err. */
+int prompt_render(const char *tmpl, const struct prompt_var *vars, size_t nvars,
+		  struct strbuf *out, char **err);
+
+/* Everything a prompt may hold; NULL strings are empty. */
+struct prompt_input {
+	const struct task *task;
+	const char *system_tmpl, *user_tmpl;
+	const char *kernel;          /* the current kernel (the one edits apply to) */
+	const char *kernel_status;   /* "0.412 ms, 1.93x the baseline, 61% of the roofline" */
+	const char *best_status;     /* the best verified kernel's numbers */
+	const char *history;         /* one line per node, oldest first */
+	const char *stage_name, *stage_guidance, *stage_watch;
+	int stage_index, stage_count;
+	const char *feedback;        /* what happened to the last candidate */
+	const char *profile;         /* profiler summary (optional) */
+	const char *docs;            /* retrieved CuTe documentation (optional) */
+	size_t budget;               /* bytes of system + user; 0 = PROMPT_DEFAULT_BUDGET */
+};
+
+/* Fills system and user (both reset first). -1 with *err when a template is broken or the
+ * prompt cannot fit the budget even with history, feedback, profile and docs cut. */
+int prompt_build(const struct prompt_input *in, struct strbuf *system, struct strbuf *user,
+		 char **err);
+
+/* The task as the model should see it: op, sizes, dtypes, the precision contract, the
+ * arguments of cutegen_launch in ABI order, the scalars. Appends to out. */
+void prompt_describe_task(const struct task *t, struct strbuf *out);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * Helpers every subcommand shares: messages in the house format, help pages, and where the
+ * binary lives. Kept out of main.c so that the unit tests link them too.
+ */
+#include "cmd/cutegen.h"
+#include "eval/build.h"
+#include "common/embedded.h"
+#include "eval/policy.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+const char *cutegen_libexec_dir(void)
+{
+	static char *dir;
+	if (!dir) {
+		const char *env = getenv("CUTEGEN_LIBEXEC");
+		dir = env ? xstrdup(env) : exe_dir();
+		if (!dir)
+			dir = xstrdup(".");
+	}
+	return dir;
+}
+
+int print_help_page(const char *name)
+{
+	char *path = xasprintf("docs/cli/%s.txt", name);
+	const struct embedded_file *f = embedded_find(path);
+	free(path);
+	if (!f)
+		return -1;
+	fwrite(f->data, 1, f->len, stdout);
+	return 0;
+}
+
+
+int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
+		      struct policy_report *pol, struct build_result *br, int *exit_code)
+{
+	int r = strbuf_read_file(src, kernel, POLICY_MAX_SOURCE);
+	if (r) {
+		if (r == -2)
+			error("kernel '%s' is larger than %u bytes", kernel, POLICY_MAX_SOURCE);
+		else
+			error("cannot read kernel '%s'", kernel);
+		*exit_code = EXIT_INPUT;
+		return -1;
+	}
+	char *err = NULL;
+	int b = build_checked(bo, src->buf, src->len, pol, br, &err);
+	if (b && b != BUILD_REJECTED) {
+		error("%s", err);
+		*exit_code = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
+		free(err);
+		return -2;
+	}
+	free(err);
+	return b;
+}

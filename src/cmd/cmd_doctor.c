@@ -1,0 +1,183 @@
+/*
+ * `cutegen doctor`: a true picture of what this machine can do: compile (nvcc, CUTLASS),
+ * evaluate (GPUs through the runner), profile (ncu, compute-sanitizer), and which model
+ * backends are configured.
+ */
+#include "eval/build.h"
+#include "cmd/cutegen.h"
+#include "llm/llm.h"
+#include "common/paths.h"
+#include "common/proc.h"
+#include "util/opt.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* First line of `prog --version` matching `needle`, or the last non-empty line. */
+static char *tool_version(const char *prog, const char *needle)
+{
+	struct strbuf out = STRBUF_INIT;
+	out.cap = 1 << 16;
+	const char *argv[] = { prog, "--version", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &out;
+	cp.err = &out;
+	cp.deadline_s = 20;
+	char *v = NULL;
+	if (run_command(&cp) == 0 && cp.status == 0) {
+		char *save = NULL, *last = NULL;
+		for (char *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			if (needle && strstr(l, needle)) {
+				last = l;
+				break;
+			}
+			if (*l)
+				last = l;
+		}
+		if (last)
+			v = xstrdup(last);
+	}
+	strbuf_release(&out);
+	return v;
+}
+
+static json_t *probe_gpus(const char *runner, char **problem)
+{
+	struct strbuf out = STRBUF_INIT;
+	out.cap = 1 << 20;
+	const char *argv[] = { runner, "--devices", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &out;
+	cp.deadline_s = 60;
+	json_t *j = NULL;
+	if (run_command(&cp)) {
+		*problem = xstrdup(cp.errmsg);
+	} else {
+		j = json_loads(out.buf, 0, NULL);
+		if (!j)
+			*problem = xasprintf("the runner's device probe failed (exit %d)", cp.status);
+	}
+	strbuf_release(&out);
+	return j;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	int json = 0, np = 0;
+	char err[256];
+	struct opt opts[] = { { "json", 0, OPT_BOOL, &json } };
+	if (opt_parse(argc, argv, opts, 1, &np, err, sizeof(err))) {
+		error("%s; see 'cutegen help doctor'", err);
+		return EXIT_USAGE;
+	}
+	if (np) {
+		error("doctor takes no arguments (got '%s')", argv[1]);
+		return EXIT_USAGE;
+	}
+	json_t *o = json_object();
+	struct strbuf txt = STRBUF_INIT;
+	int can_compile = 1, can_eval = 0;
+
+	char *nvcc = paths_nvcc();
+	char *nvcc_ver = nvcc ? tool_version(nvcc, "release") : NULL;
+	json_object_set_new(o, "nvcc", nvcc ? json_string(nvcc) : json_null());
+	json_object_set_new(o, "nvcc_version", nvcc_ver ? json_string(nvcc_ver) : json_null());
+	strbuf_addf(&txt, "nvcc               %s%s%s%s\n", nvcc ? nvcc : "not found: install the CUDA toolkit",
+		    nvcc_ver ? " (" : "", nvcc_ver ? nvcc_ver : "", nvcc_ver ? ")" : "");
+	can_compile &= nvcc != NULL;
+
+	char *cutlass = build_find_cutlass_include();
+	char *cver = cutlass ? paths_cutlass_version(cutlass) : NULL;
+	json_object_set_new(o, "cutlass_include", cutlass ? json_string(cutlass) : json_null());
+	json_object_set_new(o, "cutlass_version", cver ? json_string(cver) : json_null());
+	strbuf_addf(&txt, "CUTLASS/CuTe       %s%s%s%s\n",
+		    cutlass ? cutlass : "not found: run 'make' (fetches them) or set CUTLASS_DIR",
+		    cver ? " (version " : "", cver ? cver : "", cver ? ")" : "");
+	can_compile &= cutlass != NULL;
+
+	char *runner = paths_runner();
+	json_object_set_new(o, "runner", runner ? json_string(runner) : json_null());
+	json_t *gpus = json_array();
+	if (!runner) {
+		strbuf_addstr(&txt, "runner             not found: build it with 'make'\n");
+	} else {
+		char *problem = NULL;
+		json_t *j = probe_gpus(runner, &problem);
+		json_t *devs = j ? json_object_get(j, "devices") : NULL;
+		if (devs && json_array_size(devs)) {
+			size_t i;
+			json_t *d;
+			json_array_foreach(devs, i, d) {
+				strbuf_addf(&txt, "GPU %-14zu %s (compute capability %s, %lld SMs, %.1f GB, %.1f GB free)\n", i,
+					    json_string_value(json_object_get(d, "name")),
+					    json_string_value(json_object_get(d, "cc")),
+					    (long long)json_integer_value(json_object_get(d, "sms")),
+					    json_number_value(json_object_get(d, "memory_gb")),
+					    json_number_value(json_object_get(d, "free_gb")));
+				json_array_append(gpus, d);
+			}
+			can_eval = 1;
+		} else {
+			const char *why = j ? json_string_value(json_object_get(j, "error")) : problem;
+			strbuf_addf(&txt, "GPU                no CUDA device: kernels can be compiled but not evaluated (%s)\n",
+				    why ? why : "none found");
+		}
+		if (j)
+			json_decref(j);
+		free(problem);
+	}
+	json_object_set_new(o, "gpus", gpus);
+
+	const char *tools[][2] = { { "ncu", "profiling feedback" }, { "compute-sanitizer", "memcheck reports on crashes" } };
+	for (size_t i = 0; i < 2; i++) {
+		char *p = paths_find_program(tools[i][0]);
+		char *v = p ? tool_version(p, "Version") : NULL;
+		json_object_set_new(o, tools[i][0], p ? json_string(p) : json_null());
+		if (p)
+			strbuf_addf(&txt, "%-18s %s%s%s%s\n", tools[i][0], p, v ? " (" : "", v ? v : "", v ? ")" : "");
+		else
+			strbuf_addf(&txt, "%-18s not found: %s disabled\n", tools[i][0], tools[i][1]);
+		free(p);
+		free(v);
+	}
+	struct strbuf llm = STRBUF_INIT;
+	llm_describe_backends(NULL, &llm);
+	json_object_set_new(o, "llm_backends", json_string(llm.buf));
+	strbuf_addstr(&txt, "LLM backends:\n");
+	for (char *line = llm.buf, *nl; *line; line = nl) {
+		nl = strchr(line, '\n');
+		nl = nl ? nl + 1 : line + strlen(line);
+		strbuf_addf(&txt, "  %.*s", (int)(nl - line), line);
+	}
+	if (txt.len && txt.buf[txt.len - 1] != '\n')
+		strbuf_addch(&txt, '\n');
+	strbuf_release(&llm);
+	strbuf_addf(&txt, "summary            %s\n",
+		    can_eval ? "can compile, evaluate and profile kernels"
+		    : can_compile ? "can compile kernels; evaluation needs a CUDA GPU"
+				  : "cannot compile kernels yet: see above");
+	json_object_set_new(o, "can_compile", json_boolean(can_compile));
+	json_object_set_new(o, "can_evaluate", json_boolean(can_eval));
+
+	if (json) {
+		char *s = json_dumps(o, JSON_INDENT(2));
+		puts(s);
+		free(s);
+	} else {
+		fputs(txt.buf, stdout);
+	}
+	json_decref(o);
+	strbuf_release(&txt);
+	free(nvcc);
+	free(nvcc_ver);
+	free(cutlass);
+	free(cver);
+	free(runner);
+	return can_compile ? EXIT_OK : EXIT_ENV;
+}

@@ -1,0 +1,181 @@
+/*
+ * `cutegen eval KERNEL.cu --task T`: judges one kernel with no model in the loop: the policy
+ * check, the compile (cached), then the evaluator. Prints a readable summary or, with --json,
+ * one JSON object (docs/evaluation.md has its schema).
+ */
+#include "eval/build.h"
+#include "cmd/cutegen.h"
+#include "eval/eval.h"
+#include "agent/feedback.h"
+#include "eval/policy.h"
+#include "common/task.h"
+#include "util/opt.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+	puts(s);
+	free(s);
+}
+
+static json_t *diags_json(const struct diag_list *dl, size_t max)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < dl->nr && json_array_size(a) < max; i++) {
+		const struct diag *d = &dl->items[i];
+		if (d->severity < DIAG_WARNING)
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "severity", json_string(diag_severity_name(d->severity)));
+		json_object_set_new(o, "file", d->file ? json_string(d->file) : json_null());
+		json_object_set_new(o, "line", json_integer(d->line));
+		json_object_set_new(o, "column", json_integer(d->column));
+		json_object_set_new(o, "message", json_string(d->message));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	const char *task_name = NULL, *arch = NULL, *cache_dir = NULL, *so = NULL;
+	int json = 0, quick = 0, no_baseline = 0, no_cache = 0, device = 0, keep = 0, torch = 0, np = 0;
+	double deadline = 0, compile_deadline = 0;
+	char err[256];
+	struct opt opts[] = {
+		{ "task", 't', OPT_STRING, &task_name },
+		{ "arch", 0, OPT_STRING, &arch },
+		{ "device", 0, OPT_INT, &device },
+		{ "json", 0, OPT_BOOL, &json },
+		{ "quick", 0, OPT_BOOL, &quick },
+		{ "no-baseline", 0, OPT_BOOL, &no_baseline },
+		{ "deadline", 0, OPT_DOUBLE, &deadline },
+		{ "compile-deadline", 0, OPT_DOUBLE, &compile_deadline },
+		{ "cache-dir", 0, OPT_STRING, &cache_dir },
+		{ "no-cache", 0, OPT_BOOL, &no_cache },
+		{ "so", 0, OPT_STRING, &so },
+		{ "keep-scratch", 0, OPT_BOOL, &keep },
+		{ "torch", 0, OPT_BOOL, &torch },
+	};
+	if (opt_parse(argc, argv, opts, (int)ARRAY_SIZE(opts), &np, err, sizeof(err))) {
+		error("%s; see 'cutegen help eval'", err);
+		return EXIT_USAGE;
+	}
+	if (np != 1 || !task_name) {
+		error(np != 1 ? "eval needs one kernel file (got %d); usage: cutegen eval KERNEL.cu --task TASK"
+			      : "eval needs --task NAME_OR_FILE (see 'cutegen tasks')%.0d", np);
+		return EXIT_USAGE;
+	}
+	if (device < 0 || deadline < 0 || compile_deadline < 0) {
+		error("--device, --deadline and --compile-deadline must not be negative");
+		return EXIT_USAGE;
+	}
+	const char *kernel = argv[1];
+	char *terr = NULL;
+	struct task *t = task_load(task_name, &terr);
+	if (!t) {
+		error("%s", terr);
+		free(terr);
+		return EXIT_INPUT;
+	}
+
+	int rc = EXIT_INTERNAL;
+	struct strbuf src = STRBUF_INIT, txt = STRBUF_INIT;
+	struct policy_report pol = POLICY_REPORT_INIT;
+	struct build_result br = BUILD_RESULT_INIT;
+	struct eval_result er = EVAL_RESULT_INIT;
+	char *eerr = NULL;
+	json_t *out = json_object();
+	json_object_set_new(out, "kernel", json_string(kernel));
+	json_object_set_new(out, "task", json_string(t->name));
+	json_object_set_new(out, "precision", json_string(precision_name(t->precision)));
+	const char *so_path = so;
+
+	if (!so) {
+		struct build_opts bo = BUILD_OPTS_INIT;
+		bo.arch = arch;
+		bo.cache_dir = cache_dir;
+		bo.no_cache = no_cache;
+		bo.deadline_s = compile_deadline;
+		int b = build_kernel_file(kernel, &bo, &src, &pol, &br, &rc);
+		if (b == -2)
+			goto out;
+		if (b == BUILD_REJECTED) {
+			feedback_policy(&pol, &txt);
+			json_object_set_new(out, "stage", json_string("policy"));
+			json_object_set_new(out, "verdict", json_string("policy"));
+			json_object_set_new(out, "message", json_string(txt.buf));
+			if (!json)
+				printf("verdict   FAIL: policy (rejected before compiling)\n%s", txt.buf);
+			rc = EXIT_VERDICT;
+			goto out;
+		}
+		json_t *bj = json_object();
+		json_object_set_new(bj, "ok", json_boolean(br.ok));
+		json_object_set_new(bj, "cache_hit", json_boolean(br.cache_hit));
+		json_object_set_new(bj, "compile_s", json_real(br.compile_s));
+		json_object_set_new(bj, "key", json_string(br.key));
+		json_object_set_new(bj, "so", br.so_path ? json_string(br.so_path) : json_null());
+		json_object_set_new(bj, "diagnostics", diags_json(&br.diags, 20));
+		json_object_set_new(out, "build", bj);
+		if (!br.ok) {
+			feedback_compile(&br, src.buf, src.len, compile_deadline, &txt);
+			json_object_set_new(out, "stage", json_string("compile"));
+			json_object_set_new(out, "verdict", json_string("compile_error"));
+			json_object_set_new(out, "message", json_string(txt.buf));
+			if (!json)
+				printf("verdict   FAIL: compile_error\n%s", txt.buf);
+			rc = EXIT_VERDICT;
+			goto out;
+		}
+		if (!json)
+			printf("compiled  %s in %.1f s%s\n", kernel, br.compile_s, br.cache_hit ? " (cache hit)" : "");
+		so_path = br.so_path;
+	}
+
+	struct eval_opts eo = EVAL_OPTS_INIT;
+	eo.device = device;
+	eo.deadline_s = deadline;
+	eo.quick = quick;
+	eo.no_baseline = no_baseline;
+	eo.keep_scratch = keep;
+	eo.torch = torch;
+	if (eval_run(&eo, t, so_path, &er, &eerr)) {
+		error("%s", eerr);
+		rc = EXIT_ENV;
+		goto out;
+	}
+	json_object_set_new(out, "stage", json_string("evaluate"));
+	json_object_set_new(out, "verdict", json_string(er.verdict));
+	json_object_set_new(out, "message", json_string(er.message ? er.message : ""));
+	json_object_set_new(out, "evaluator_s", json_real(er.wall_s));
+	if (er.last_phase)
+		json_object_set_new(out, "last_phase", json_string(er.last_phase));
+	if (er.report)
+		json_object_set_new(out, "report", json_incref(er.report));
+	if (!json) {
+		eval_format(&er, t, &txt);
+		fputs(txt.buf, stdout);
+	}
+	rc = eval_passed(&er) ? EXIT_OK : !strcmp(er.verdict, "no_device") ? EXIT_ENV
+					: !strcmp(er.verdict, "task_error") ? EXIT_INPUT : EXIT_VERDICT;
+out:
+	if (json && rc != EXIT_USAGE && rc != EXIT_INPUT && json_object_get(out, "verdict"))
+		print_json(out);
+	json_decref(out);
+	strbuf_release(&src);
+	strbuf_release(&txt);
+	policy_report_release(&pol);
+	build_result_release(&br);
+	eval_result_release(&er);
+	free(eerr);
+	task_free(t);
+	return rc;
+}

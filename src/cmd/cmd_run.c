@@ -1,0 +1,822 @@
+/*
+ * `cutegen run TASK` and `cutegen resume RUN_DIR`: the agent loop on one task, with its model
+ * configuration, budgets and run store set up here, its progress shown as a live status line
+ * on a terminal (plain log lines otherwise), and a summary (or --json object) at the end with
+ * where the time went. The loop itself is agent.c.
+ */
+#include "agent/agent.h"
+#include "agent/builtin.h"
+#include "llm/config.h"
+#include "cmd/cutegen.h"
+#include "llm/llm.h"
+#include "common/paths.h"
+#include "common/proc.h"
+#include "store/store.h"
+#include "common/task.h"
+#include "util/fsutil.h"
+#include "util/opt.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEED_MAX ((size_t)1 << 20)
+
+/* The options run and resume share; strings point into argv or the stored config. */
+/* --iters not given: 20 nodes with a model, BUILTIN_ITERS with the builtin agent */
+#define ITERS_UNSET INT_MIN /* the option parser takes no int below -INT_MAX */
+#define ITERS_MODEL 20
+#define BUILTIN_ITERS 64
+
+struct run_opts {
+	int iters, fix_attempts, profile_from_stage, quiet, json, no_memcheck, no_docs;
+	int builtin; /* no model: the builtin policy proposes the kernels */
+	long max_tokens_total;
+	double max_cost, max_wall, noise, compile_deadline, eval_deadline;
+	int prompt_budget, device;
+	const char *out, *seed, *seed_from, *recorded, *record, *prompts, *arch, *cache_dir;
+};
+
+struct ui {
+	int tty, quiet, json;
+	int status_shown;
+	const char *phase;
+	long tokens;
+	int iters;
+};
+
+static void clear_status(struct ui *u)
+{
+	if (u->status_shown) {
+		fputs("\r\033[K", stderr);
+		u->status_shown = 0;
+	}
+}
+
+static void show_status(struct ui *u, const struct agent_totals *t)
+{
+	if (!u->tty || u->quiet || u->json)
+		return;
+	char best[64] = "none yet";
+	if (t->best_ms >= 0)
+		snprintf(best, sizeof(best), "%.4g ms", t->best_ms);
+	if (t->best_speedup > 0)
+		snprintf(best + strlen(best), sizeof(best) - strlen(best), " %.2fx", t->best_speedup);
+	fprintf(stderr, "\r\033[K[stage %d %s] node %d/%d %s | last %s | best %s | %ld tok",
+		t->stage, t->stage_name ? t->stage_name : "", t->nodes + 1, u->iters,
+		u->phase ? u->phase : "", t->last_verdict[0] ? t->last_verdict : "-", best,
+		t->tokens_in + t->tokens_out + u->tokens);
+	if (t->cost_usd > 0)
+		fprintf(stderr, " | $%.3f", t->cost_usd);
+	fflush(stderr);
+	u->status_shown = 1;
+}
+
+static void on_event(void *ctx, const struct agent_event *ev)
+{
+	struct ui *u = ctx;
+	const struct agent_totals *t = ev->totals;
+	if (u->json && ev->kind != AGENT_EV_NOTE)
+		return;
+	switch (ev->kind) {
+	case AGENT_EV_PHASE:
+		u->phase = ev->text;
+		u->tokens = 0;
+		show_status(u, t);
+		return;
+	case AGENT_EV_TOKENS:
+		u->tokens = ev->tokens;
+		show_status(u, t);
+		return;
+	case AGENT_EV_STAGE:
+		if (u->quiet)
+			return;
+		clear_status(u);
+		fprintf(stderr, "== %s\n", ev->text);
+		return;
+	case AGENT_EV_NOTE:
+		clear_status(u);
+		fprintf(stderr, "note: %s\n", ev->text);
+		return;
+	case AGENT_EV_NODE: {
+		u->phase = NULL;
+		u->tokens = 0;
+		if (u->quiet)
+			return;
+		const struct store_node *n = ev->node;
+		clear_status(u);
+		fprintf(stderr, "node %-3ld stage %d %-8s %-14s", n->id, n->stage, n->kind, n->verdict);
+		if (n->ms >= 0)
+			fprintf(stderr, " %.4g ms", n->ms);
+		if (n->speedup > 0)
+			fprintf(stderr, " %.2fx", n->speedup);
+		fprintf(stderr, " -> %s", n->outcome);
+		if (strcmp(n->verdict, "pass") && n->message)
+			fprintf(stderr, "  (%.100s)", n->message);
+		fprintf(stderr, "  [llm %.1fs compile %.1fs eval %.1fs", n->llm_s > 0 ? n->llm_s : 0,
+			n->compile_s > 0 ? n->compile_s : 0, n->eval_s > 0 ? n->eval_s : 0);
+		if (n->tokens_in + n->tokens_out)
+			fprintf(stderr, ", %ld+%ld tok", n->tokens_in, n->tokens_out);
+		fprintf(stderr, "]\n");
+		show_status(u, t);
+		return;
+	}
+	}
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (agent_interrupted) /* a second ^C: stop now */
+		_exit(130);
+	agent_interrupted = 1;
+}
+
+static const char *run_status(enum agent_stop s)
+{
+	switch (s) {
+	case AGENT_STOP_DONE: return "done";
+	case AGENT_STOP_ITERS: case AGENT_STOP_TOKENS: case AGENT_STOP_COST: case AGENT_STOP_WALL:
+	case AGENT_STOP_NO_MODEL:
+		return "stopped";
+	case AGENT_STOP_INTERRUPTED: return "interrupted";
+	default: return "failed";
+	}
+}
+
+static json_t *budgets_json(const struct run_opts *r)
+{
+	return json_pack("{s:i, s:i, s:I, s:f, s:f}", "iters", r->iters, "fix_attempts", r->fix_attempts,
+			 "max_tokens_total", (json_int_t)r->max_tokens_total, "max_cost", r->max_cost,
+			 "max_wall", r->max_wall);
+}
+
+static void jset_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+static json_t *agent_opts_json(const struct run_opts *r);
+
+/* What a resume needs to run the same loop again (never a key: keys stay in the environment). */
+static json_t *config_json(const struct llm_config *c, const struct run_opts *r)
+{
+	if (r->builtin)
+		return json_pack("{s:{s:s}, s:o}", "llm", "backend", "builtin", "agent",
+				 agent_opts_json(r));
+	json_t *l = c ? json_object() : NULL;
+	if (c) {
+		jset_str(l, "backend", c->backend);
+		jset_str(l, "model", c->model);
+		jset_str(l, "base_url", c->base_url);
+		jset_str(l, "api_key_env", c->api_key_env);
+		jset_str(l, "llm_cmd", c->llm_cmd);
+		jset_str(l, "replay_path", c->replay_path);
+		jset_str(l, "reasoning_effort", c->reasoning_effort);
+		if (c->temperature >= 0)
+			json_object_set_new(l, "temperature", json_real(c->temperature));
+		if (c->max_tokens > 0)
+			json_object_set_new(l, "max_tokens", json_integer(c->max_tokens));
+	}
+	return json_pack("{s:o?, s:o}", "llm", c ? l : NULL, "agent", agent_opts_json(r));
+}
+
+static json_t *agent_opts_json(const struct run_opts *r)
+{
+	json_t *a = json_object();
+	jset_str(a, "prompts_dir", r->prompts);
+	jset_str(a, "recorded_evals", r->recorded);
+	jset_str(a, "record_evals", r->record);
+	jset_str(a, "arch", r->arch);
+	jset_str(a, "cache_dir", r->cache_dir);
+	json_object_set_new(a, "profile_from_stage", json_integer(r->profile_from_stage));
+	json_object_set_new(a, "noise", json_real(r->noise));
+	json_object_set_new(a, "prompt_budget", json_integer(r->prompt_budget));
+	json_object_set_new(a, "no_memcheck", json_boolean(r->no_memcheck));
+	json_object_set_new(a, "device", json_integer(r->device));
+	json_object_set_new(a, "compile_deadline", json_real(r->compile_deadline));
+	json_object_set_new(a, "eval_deadline", json_real(r->eval_deadline));
+	return a;
+}
+
+static void print_summary(const char *run_dir, const struct task *t, struct agent *a,
+			  struct store *s, int json, int quiet)
+{
+	const struct agent_totals *tt = agent_totals(a);
+	double accounted = tt->llm_s + tt->compile_s + tt->eval_s + tt->profile_s;
+	double overhead = tt->wall_s > accounted ? tt->wall_s - accounted : 0;
+	char *best_path = xasprintf("%s/best.cu", run_dir);
+	if (json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "run_dir", json_string(run_dir));
+		json_object_set_new(o, "store", json_string(store_path(s)));
+		json_object_set_new(o, "task", json_string(t->name));
+		json_object_set_new(o, "precision", json_string(precision_name(t->precision)));
+		json_object_set_new(o, "status", json_string(run_status(agent_stop(a))));
+		json_object_set_new(o, "stop", json_string(agent_stop_name(agent_stop(a))));
+		json_object_set_new(o, "stop_reason", json_string(agent_stop_message(a)));
+		json_object_set_new(o, "nodes", json_integer(tt->nodes));
+		json_object_set_new(o, "stage", json_integer(tt->stage));
+		json_object_set_new(o, "compiles", json_integer(tt->compiles));
+		json_object_set_new(o, "compile_cache_hits", json_integer(tt->cache_hits));
+		json_object_set_new(o, "evaluations", json_integer(tt->evals));
+		if (tt->best_node > 0) {
+			json_t *b = json_object();
+			json_object_set_new(b, "node", json_integer(tt->best_node));
+			json_object_set_new(b, "ms", tt->best_ms >= 0 ? json_real(tt->best_ms) : json_null());
+			json_object_set_new(b, "speedup", tt->best_speedup > 0 ? json_real(tt->best_speedup)
+									    : json_null());
+			json_object_set_new(b, "roofline_fraction", tt->best_roof > 0 ? json_real(tt->best_roof)
+										     : json_null());
+			json_object_set_new(b, "source", json_string(best_path));
+			json_object_set_new(o, "best", b);
+		} else {
+			json_object_set_new(o, "best", json_null());
+		}
+		json_object_set_new(o, "tokens_in", json_integer(tt->tokens_in));
+		json_object_set_new(o, "tokens_out", json_integer(tt->tokens_out));
+		json_object_set_new(o, "cost_usd", json_real(tt->cost_usd));
+		json_object_set_new(o, "time", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+							 "total_s", tt->wall_s, "llm_s", tt->llm_s,
+							 "compile_s", tt->compile_s, "eval_s", tt->eval_s,
+							 "evaluator_s", tt->evaluator_s, "profile_s",
+							 tt->profile_s, "overhead_s", overhead));
+		char *txt = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+		puts(txt);
+		free(txt);
+		json_decref(o);
+		free(best_path);
+		return;
+	}
+	printf("run       %s (%s)\n", run_dir, t->name);
+	printf("stopped   %s: %s\n", run_status(agent_stop(a)), agent_stop_message(a));
+	if (tt->best_node > 0) {
+		printf("best      node %ld", tt->best_node);
+		if (tt->best_ms >= 0)
+			printf(", %.4g ms", tt->best_ms);
+		if (tt->best_speedup > 0)
+			printf(", %.2fx the baseline", tt->best_speedup);
+		if (tt->best_roof > 0)
+			printf(", %.0f%% of the roofline", tt->best_roof * 100);
+		printf(" (%s contract) -> %s\n", precision_name(t->precision), best_path);
+	} else {
+		printf("best      no correct kernel\n");
+	}
+	printf("nodes     %d (%d compiles, %d compile-cache hits, %d evaluations)\n", tt->nodes,
+	       tt->compiles, tt->cache_hits, tt->evals);
+	printf("model     %ld tokens in, %ld out", tt->tokens_in, tt->tokens_out);
+	if (tt->cost_usd > 0)
+		printf(", $%.4f", tt->cost_usd);
+	printf("\n");
+	if (!quiet && tt->wall_s > 0) {
+#define PCT(x) ((x) / tt->wall_s * 100)
+		printf("time      %.1f s: llm %.1f s (%.0f%%), compile %.1f s (%.0f%%), evaluate %.1f s "
+		       "(%.0f%%; the evaluator's own wall %.1f s), profile %.1f s (%.0f%%), cutegen %.1f s "
+		       "(%.0f%%)\n", tt->wall_s, tt->llm_s, PCT(tt->llm_s), tt->compile_s,
+		       PCT(tt->compile_s), tt->eval_s, PCT(tt->eval_s), tt->evaluator_s, tt->profile_s,
+		       PCT(tt->profile_s), overhead, PCT(overhead));
+#undef PCT
+	}
+	free(best_path);
+}
+
+static int exit_code_for(struct agent *a, int llm_rc)
+{
+	switch (agent_stop(a)) {
+	case AGENT_STOP_MODEL_ERROR: return llm_rc ? llm_rc : EXIT_EXTERNAL;
+	case AGENT_STOP_ENV_ERROR: return EXIT_ENV;
+	case AGENT_STOP_INTERRUPTED: return 130;
+	default: return agent_totals(a)->best_node > 0 ? EXIT_OK : EXIT_VERDICT;
+	}
+}
+
+/* Runs the loop on an open store; shared by run and resume. */
+static int drive(const char *run_dir, const struct task *t, struct store *s, struct llm *m,
+		 const struct run_opts *r, const char *seed_src, int resume)
+{
+	struct ui u = { 0 };
+	u.tty = isatty(2);
+	u.quiet = r->quiet;
+	u.json = r->json;
+	u.iters = r->iters;
+	struct agent_opts o = AGENT_OPTS_INIT;
+	o.iters = r->iters;
+	o.fix_attempts = r->fix_attempts;
+	o.max_tokens_total = r->max_tokens_total;
+	o.max_cost = r->max_cost;
+	o.max_wall = r->max_wall;
+	o.profile_from_stage = r->profile_from_stage;
+	o.noise = r->noise;
+	o.prompt_budget = (size_t)r->prompt_budget;
+	o.prompts_dir = r->prompts;
+	o.recorded_evals = r->recorded;
+	o.record_evals = r->record;
+	o.seed_source = seed_src;
+	o.run_dir = run_dir;
+	o.no_memcheck = r->no_memcheck;
+	o.no_docs = r->no_docs;
+	o.builtin = r->builtin;
+	o.builtin_dir = getenv("CUTEGEN_BUILTIN_DIR");
+	if (o.builtin_dir && !*o.builtin_dir)
+		o.builtin_dir = NULL;
+	o.build.arch = r->arch;
+	o.build.cache_dir = r->cache_dir;
+	o.build.deadline_s = r->compile_deadline;
+	o.eval.device = r->device;
+	o.eval.deadline_s = r->eval_deadline;
+	o.on_event = on_event;
+	o.ctx = &u;
+
+	char *err = NULL;
+	int rc = EXIT_INTERNAL;
+	struct agent *a = agent_new(t, s, m, &o, &err);
+	if (!a) {
+		error("%s", err);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (resume && agent_restore(a, &err)) {
+		error("%s", err);
+		goto out;
+	}
+	if (!r->quiet && !r->json)
+		fprintf(stderr, "%s %s -> %s\n", resume ? "resuming" : "run", t->name, run_dir);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	int lr = agent_run(a, &err);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	clear_status(&u);
+	if (lr) {
+		error("%s", err);
+		char *ferr = NULL;
+		store_run_finish(s, "failed", err, agent_totals(a)->best_node, &ferr);
+		free(ferr);
+		if (store_disk_full(s)) {
+			/* not a bug: every node that committed is kept */
+			fprintf(stderr, "hint: the disk is full; free some space, then "
+				"'cutegen resume %s'\n", run_dir);
+			rc = EXIT_ENV;
+		}
+		goto out;
+	}
+	char *ferr = NULL;
+	if (store_run_finish(s, run_status(agent_stop(a)), agent_stop_message(a),
+			     agent_totals(a)->best_node, &ferr)) {
+		error("%s", ferr);
+		free(ferr);
+		goto out;
+	}
+	print_summary(run_dir, t, a, s, r->json, r->quiet);
+	if (agent_stop(a) == AGENT_STOP_MODEL_ERROR || agent_stop(a) == AGENT_STOP_ENV_ERROR)
+		error("%s", agent_stop_message(a));
+	rc = exit_code_for(a, agent_stop(a) == AGENT_STOP_MODEL_ERROR ? EXIT_EXTERNAL : 0);
+out:
+	free(err);
+	agent_free(a);
+	return rc;
+}
+
+static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flags *lf, int *np,
+		      const char *cmd)
+{
+	struct opt opts[LLM_FLAGS_MAX + 32];
+	int n = llm_flags_opts(lf, opts);
+	double max_tokens_total = -1;
+	struct opt own[] = {
+		{ "iters", 0, OPT_INT, &r->iters },
+		{ "fix-attempts", 0, OPT_INT, &r->fix_attempts },
+		{ "max-tokens-total", 0, OPT_DOUBLE, &max_tokens_total },
+		{ "max-cost", 0, OPT_DOUBLE, &r->max_cost },
+		{ "max-wall", 0, OPT_DOUBLE, &r->max_wall },
+		{ "out", 'o', OPT_STRING, &r->out },
+		{ "profile-from-stage", 0, OPT_INT, &r->profile_from_stage },
+		{ "quiet", 'q', OPT_BOOL, &r->quiet },
+		{ "json", 0, OPT_BOOL, &r->json },
+		{ "seed-kernel", 0, OPT_STRING, &r->seed },
+		{ "seed", 0, OPT_STRING, &r->seed_from },
+		{ "recorded-evals", 0, OPT_STRING, &r->recorded },
+		{ "record-evals", 0, OPT_STRING, &r->record },
+		{ "prompts", 0, OPT_STRING, &r->prompts },
+		{ "prompt-budget", 0, OPT_INT, &r->prompt_budget },
+		{ "noise", 0, OPT_DOUBLE, &r->noise },
+		{ "arch", 0, OPT_STRING, &r->arch },
+		{ "cache-dir", 0, OPT_STRING, &r->cache_dir },
+		{ "device", 0, OPT_INT, &r->device },
+		{ "compile-deadline", 0, OPT_DOUBLE, &r->compile_deadline },
+		{ "deadline", 0, OPT_DOUBLE, &r->eval_deadline },
+		{ "no-memcheck", 0, OPT_BOOL, &r->no_memcheck },
+		{ "no-docs", 0, OPT_BOOL, &r->no_docs },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+		opts[n++] = own[i];
+	char err[256];
+	if (opt_parse(argc, argv, opts, n, np, err, sizeof(err))) {
+		error("%s; see 'cutegen help %s'", err, cmd);
+		return EXIT_USAGE;
+	}
+	if (max_tokens_total >= 0)
+		r->max_tokens_total = (long)max_tokens_total;
+	if ((r->iters < 1 && r->iters != ITERS_UNSET) || r->fix_attempts < 0 || r->max_tokens_total < 0 || r->max_cost < 0 ||
+	    r->max_wall < 0 || r->noise < 0 || r->noise > 1 || r->prompt_budget < 0 || r->device < 0 ||
+	    r->compile_deadline < 0 || r->eval_deadline < 0 || r->profile_from_stage < -1) {
+		error("--iters must be at least 1, and --fix-attempts, --max-tokens-total, --max-cost, "
+		      "--max-wall, --prompt-budget, --device and the deadlines not negative; --noise is "
+		      "a fraction (0.02 = 2%%)");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void run_opts_defaults(struct run_opts *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->iters = ITERS_UNSET;
+	r->fix_attempts = 3;
+	r->profile_from_stage = -1;
+	r->noise = 0.02;
+	r->max_tokens_total = 0;
+}
+
+/* The model backend, or NULL with *rc = 0 when none is configured. */
+static struct llm *open_model(struct llm_config *cfg, int *rc)
+{
+	char *err = NULL;
+	int r = llm_config_resolve(cfg, &err);
+	if (r) {
+		error("%s", err);
+		free(err);
+		*rc = llm_error_exit_code(r);
+		return NULL;
+	}
+	*rc = 0;
+	if (!llm_configured(cfg))
+		return NULL;
+	struct llm *m = llm_open(cfg, &r, &err);
+	if (!m) {
+		error("%s", err);
+		free(err);
+		*rc = llm_error_exit_code(r);
+	}
+	return m;
+}
+
+static char *default_run_dir(const struct task *t)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&now));
+	char *name = xstrdup(t->name ? t->name : "task");
+	for (char *c = name; *c; c++)
+		if (*c == '/' || *c == ' ')
+			*c = '_';
+	char *d = xasprintf("runs/%s-%s", name, stamp);
+	free(name);
+	return d;
+}
+
+/* The task's builtin family, loaded before a run directory is made; -1 after an error. */
+static int open_builtin(const struct task *t, const struct run_opts *r, const char *what,
+			struct builtin_space *sp)
+{
+	char *err = NULL;
+	const char *dir = getenv("CUTEGEN_BUILTIN_DIR");
+	if (builtin_space_for(t, r->arch, dir && *dir ? dir : NULL, sp, &err)) {
+		error("%s%s", what, err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_builtin(const struct task *t, const struct run_opts *r)
+{
+	struct builtin_space sp;
+	if (open_builtin(t, r, "", &sp))
+		return -1;
+	builtin_space_release(&sp);
+	return 0;
+}
+
+/* --seed builtin: the builtin family's start kernel is the seed a model improves on. */
+static int seed_builtin(const struct task *t, const struct run_opts *r, struct strbuf *out)
+{
+	struct builtin_space sp;
+	if (open_builtin(t, r, "--seed builtin: ", &sp))
+		return -1;
+	struct builtin_config cfg;
+	memcpy(cfg.v, sp.start, sizeof(cfg.v));
+	builtin_render(&sp, t, &cfg, out);
+	builtin_space_release(&sp);
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts r;
+	struct llm_flags lf;
+	int np = 0;
+	run_opts_defaults(&r);
+	int prc = parse_opts(argc, argv, &r, &lf, &np, "run");
+	if (prc)
+		return prc;
+	if (np != 1) {
+		error("run needs one task (got %d): usage: cutegen run TASK [options]; "
+		      "'cutegen tasks' lists the built-in ones", np);
+		return EXIT_USAGE;
+	}
+	if (!r.recorded)
+		r.recorded = getenv("CUTEGEN_RECORDED_EVALS");
+	if (r.recorded && !*r.recorded)
+		r.recorded = NULL;
+
+	int rc = EXIT_INTERNAL;
+	char *err = NULL, *run_dir = NULL;
+	struct strbuf seed = STRBUF_INIT, sb = STRBUF_INIT;
+	struct llm_config cfg;
+	struct llm *m = NULL;
+	struct store *s = NULL;
+	json_t *cj = NULL, *bj = NULL;
+	llm_config_init(&cfg);
+	struct task *t = task_load(argv[1], &err);
+	if (!t) {
+		error("%s", err);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (r.seed && r.seed_from) {
+		error("give either --seed builtin or --seed-kernel FILE, not both");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (r.seed_from && strcmp(r.seed_from, "builtin")) {
+		r.seed = r.seed_from; /* --seed FILE is --seed-kernel FILE */
+		r.seed_from = NULL;
+	}
+	if (r.seed) {
+		int sr = strbuf_read_file(&seed, r.seed, SEED_MAX);
+		if (sr) {
+			error(sr == -2 ? "seed kernel '%s' is larger than 1 MiB" : "cannot read seed kernel '%s'",
+			      r.seed);
+			rc = EXIT_INPUT;
+			goto out;
+		}
+	}
+	int lrc = config_load_llm(&cfg, &err);
+	if (!lrc)
+		lrc = llm_flags_apply(&lf, &cfg, &err);
+	if (lrc) {
+		error("%s", err);
+		rc = lrc == LLM_ERR_INPUT ? EXIT_INPUT : EXIT_USAGE;
+		goto out;
+	}
+	r.builtin = cfg.backend && !strcmp(cfg.backend, "builtin");
+	if (!r.builtin) {
+		m = open_model(&cfg, &rc);
+		if (rc)
+			goto out;
+	}
+	if (!m && !r.seed && !r.seed_from && !r.builtin) {
+		r.builtin = 1;
+		if (!r.quiet && !r.json)
+			fprintf(stderr, "note: no model configured (OPENAI_API_KEY, ANTHROPIC_API_KEY, "
+				"--backend cmd/replay): the builtin agent tunes cutegen's own CuTe "
+				"kernels; 'cutegen llm' shows the backends\n");
+	}
+	if (r.builtin && (r.seed || r.seed_from)) {
+		error("the builtin agent starts from its own kernel family: --seed and --seed-kernel "
+		      "are for runs with a model");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (r.builtin && check_builtin(t, &r)) {
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (r.seed_from && seed_builtin(t, &r, &seed)) {
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (!m && !r.builtin && !r.quiet && !r.json)
+		fprintf(stderr, "note: no model configured: judging the seed kernel only\n");
+	if (r.iters == ITERS_UNSET)
+		r.iters = r.builtin ? BUILTIN_ITERS : ITERS_MODEL;
+	run_dir = r.out ? xstrdup(r.out) : default_run_dir(t);
+	s = store_open(run_dir, STORE_CREATE, &err);
+	if (!s) {
+		error("%s", err);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	task_to_json(t, &sb);
+	cj = config_json(m ? llm_config_of(m) : NULL, &r);
+	bj = budgets_json(&r);
+	char *cjs = json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS);
+	char *bjs = json_dumps(bj, JSON_COMPACT | JSON_SORT_KEYS);
+	struct store_run run = { 0 };
+	run.task_name = t->name;
+	run.task_json = sb.buf;
+	run.config_json = cjs;
+	run.budgets_json = bjs;
+	run.cutegen_version = CUTEGEN_VERSION;
+	int br = store_run_begin(s, &run, &err);
+	free(cjs);
+	free(bjs);
+	if (br) {
+		error("%s", err);
+		goto out;
+	}
+	rc = drive(run_dir, t, s, m, &r, r.seed || r.seed_from ? seed.buf : NULL, 0);
+out:
+	free(err);
+	free(run_dir);
+	strbuf_release(&seed);
+	strbuf_release(&sb);
+	if (cj)
+		json_decref(cj);
+	if (bj)
+		json_decref(bj);
+	llm_close(m);
+	llm_config_release(&cfg);
+	store_close(s);
+	task_free(t);
+	return rc;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* Fills what the command line left unset from the stored configuration. */
+static void restore_opts(struct run_opts *r, const struct run_opts *given, json_t *agent,
+			 json_t *budgets)
+{
+#define KEEP_STR(f, key) if (!given->f) r->f = jstr(agent, key)
+	KEEP_STR(prompts, "prompts_dir");
+	KEEP_STR(recorded, "recorded_evals");
+	KEEP_STR(record, "record_evals");
+	KEEP_STR(arch, "arch");
+	KEEP_STR(cache_dir, "cache_dir");
+#undef KEEP_STR
+	json_t *v;
+#define KEEP_NUM(f, obj, key, unset) \
+	if (given->f == (unset) && json_is_number(v = json_object_get(obj, key))) \
+		r->f = json_number_value(v)
+	KEEP_NUM(profile_from_stage, agent, "profile_from_stage", -1);
+	KEEP_NUM(noise, agent, "noise", 0.02);
+	KEEP_NUM(prompt_budget, agent, "prompt_budget", 0);
+	KEEP_NUM(device, agent, "device", 0);
+	KEEP_NUM(compile_deadline, agent, "compile_deadline", 0);
+	KEEP_NUM(eval_deadline, agent, "eval_deadline", 0);
+	KEEP_NUM(iters, budgets, "iters", ITERS_UNSET);
+	KEEP_NUM(fix_attempts, budgets, "fix_attempts", 3);
+	KEEP_NUM(max_tokens_total, budgets, "max_tokens_total", 0);
+	KEEP_NUM(max_cost, budgets, "max_cost", 0);
+	KEEP_NUM(max_wall, budgets, "max_wall", 0);
+#undef KEEP_NUM
+	if (!given->no_memcheck && json_is_true(json_object_get(agent, "no_memcheck")))
+		r->no_memcheck = 1;
+}
+
+int cmd_resume(int argc, char **argv)
+{
+	struct run_opts r, given;
+	struct llm_flags lf;
+	int np = 0;
+	run_opts_defaults(&r);
+	int prc = parse_opts(argc, argv, &r, &lf, &np, "resume");
+	if (prc)
+		return prc;
+	if (np != 1) {
+		error("resume needs one run directory (got %d): usage: cutegen resume RUN_DIR", np);
+		return EXIT_USAGE;
+	}
+	if (r.seed || r.seed_from || r.out) {
+		error("--seed, --seed-kernel and --out belong to 'cutegen run'; resume continues RUN_DIR "
+		      "in place");
+		return EXIT_USAGE;
+	}
+	given = r;
+	const char *run_dir = argv[1];
+	int rc = EXIT_INTERNAL;
+	char *err = NULL;
+	struct store_run run = { 0 };
+	struct llm_config cfg;
+	struct llm *m = NULL;
+	struct task *t = NULL;
+	json_t *conf = NULL, *budgets = NULL;
+	llm_config_init(&cfg);
+	struct store *s = store_open(run_dir, STORE_EXISTING, &err);
+	if (!s) {
+		error("%s", err);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	if (store_run_get(s, &run, &err)) {
+		error("%s", err);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	t = task_parse_json(run.task_json, strlen(run.task_json), "the run's task", &err);
+	conf = json_loads(run.config_json ? run.config_json : "{}", 0, NULL);
+	budgets = json_loads(run.budgets_json ? run.budgets_json : "{}", 0, NULL);
+	if (!t || !conf || !budgets) {
+		error("run store '%s' is damaged: %s", store_path(s), t ? "bad configuration" : err);
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	restore_opts(&r, &given, json_object_get(conf, "agent"), budgets);
+	if (!r.recorded)
+		r.recorded = getenv("CUTEGEN_RECORDED_EVALS");
+	if (r.recorded && !*r.recorded)
+		r.recorded = NULL;
+
+	/* the model: file and environment, then the stored choice, then the flags */
+	int lrc = config_load_llm(&cfg, &err);
+	json_t *l = json_object_get(conf, "llm");
+	if (!lrc && json_is_object(l)) {
+		const char *v;
+		if ((v = jstr(l, "backend")))
+			llm_config_set(&cfg.backend, v);
+		if ((v = jstr(l, "model")))
+			llm_config_set(&cfg.model, v);
+		if ((v = jstr(l, "base_url")))
+			llm_config_set(&cfg.base_url, v);
+		if ((v = jstr(l, "api_key_env")))
+			llm_config_set(&cfg.api_key_env, v);
+		if ((v = jstr(l, "llm_cmd")))
+			llm_config_set(&cfg.llm_cmd, v);
+		if ((v = jstr(l, "replay_path")))
+			llm_config_set(&cfg.replay_path, v);
+		if ((v = jstr(l, "reasoning_effort")))
+			llm_config_set(&cfg.reasoning_effort, v);
+		json_t *x;
+		if (json_is_number(x = json_object_get(l, "temperature")))
+			cfg.temperature = json_number_value(x);
+		if (json_is_integer(x = json_object_get(l, "max_tokens")))
+			cfg.max_tokens = (int)json_integer_value(x);
+	}
+	if (!lrc && (lf.backend || lf.llm_cmd || lf.replay)) {
+		/* a new backend on the command line replaces the stored one whole */
+		llm_config_set(&cfg.llm_cmd, NULL);
+		llm_config_set(&cfg.replay_path, NULL);
+		llm_config_set(&cfg.base_url, NULL);
+		llm_config_set(&cfg.model, NULL);
+		llm_config_set(&cfg.api_key_env, NULL);
+		llm_config_set(&cfg.backend, NULL);
+	}
+	if (!lrc)
+		lrc = llm_flags_apply(&lf, &cfg, &err);
+	if (lrc) {
+		error("%s", err);
+		rc = lrc == LLM_ERR_INPUT ? EXIT_INPUT : EXIT_USAGE;
+		goto out;
+	}
+	r.builtin = cfg.backend && !strcmp(cfg.backend, "builtin");
+	if (!r.builtin) {
+		m = open_model(&cfg, &rc);
+		if (rc)
+			goto out;
+	}
+	if (!m && !r.builtin) {
+		error("no model configured to continue run '%s' with: set OPENAI_API_KEY / "
+		      "ANTHROPIC_API_KEY, or --backend cmd/replay (or --backend builtin)", run_dir);
+		rc = EXIT_ENV;
+		goto out;
+	}
+	if (r.iters == ITERS_UNSET)
+		r.iters = r.builtin ? BUILTIN_ITERS : ITERS_MODEL;
+	/* the budgets in force now (stored ones, or raised on this command line) are the run's */
+	json_t *nb = budgets_json(&r);
+	char *nbs = json_dumps(nb, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(nb);
+	int sr = store_run_resumed(s, nbs, &err);
+	free(nbs);
+	if (sr) {
+		error("%s", err);
+		goto out;
+	}
+	rc = drive(run_dir, t, s, m, &r, NULL, 1);
+out:
+	free(err);
+	if (conf)
+		json_decref(conf);
+	if (budgets)
+		json_decref(budgets);
+	store_run_release(&run);
+	llm_close(m);
+	llm_config_release(&cfg);
+	store_close(s);
+	task_free(t);
+	return rc;
+}

@@ -1,0 +1,105 @@
+/*
+ * cutegen's entry point: global options and the subcommand table (in the style of git.c).
+ * Each subcommand lives in cmd_NAME.c; shared helpers for them live here.
+ */
+#include "cmd/cutegen.h"
+#include "common/embedded.h"
+#include "util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct cmd_entry cutegen_commands[] = {
+	{ "help", cmd_help, "show help for cutegen or one of its commands" },
+	{ "version", cmd_version, "print the version" },
+	{ "doctor", cmd_doctor, "check nvcc, CUTLASS headers, GPUs, profilers and LLM backends" },
+	{ "tasks", cmd_tasks, "list the built-in tasks (suites kb1 and hopper)" },
+	{ "task", cmd_task, "show or check one task spec" },
+	{ "build", cmd_build, "policy-check and compile one kernel with nvcc (cached)" },
+	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },
+	{ "builtin", cmd_builtin, "show the builtin agent's kernel family for a task, or one candidate" },
+	{ "run", cmd_run, "generate, test and refine one CuTe kernel for a task, in stages" },
+	{ "resume", cmd_resume, "continue a killed or stopped run from its last complete node" },
+	{ "runs", cmd_runs, "list run directories with their task, status and best speedup" },
+	{ "show", cmd_show, "print the history of one run: every node, its verdict and speedup" },
+	{ "report", cmd_report, "write an HTML page with charts, or a Markdown summary, of a run or suite" },
+	{ "export", cmd_export, "write the best kernel of a run as a standalone .cu/.h, CMake and PyTorch" },
+	{ "llm", cmd_llm, "send one prompt to the configured model and print the reply" },
+	{ "profile", cmd_profile, "profile a kernel with Nsight Compute and summarize its bottleneck" },
+	{ "suite", cmd_suite, "run every task of a suite: one worker per GPU, or a Slurm job array" },
+	{ "suite-worker", cmd_suite_worker, "one Slurm array element of a suite (run by sbatch)" },
+	{ "docs", cmd_docs, "build and search the index of CuTe/CUTLASS headers, examples and notes" },
+	{ NULL, NULL, NULL },
+};
+
+static void list_commands(FILE *to)
+{
+	fprintf(to, "usage: cutegen [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	for (const struct cmd_entry *c = cutegen_commands; c->name; c++)
+		fprintf(to, "   %-10s %s\n", c->name, c->summary);
+	fprintf(to, "\n'cutegen help COMMAND' shows one command's options.\n");
+}
+
+static const struct cmd_entry *find_command(const char *name)
+{
+	for (const struct cmd_entry *c = cutegen_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		list_commands(stdout);
+		return EXIT_OK;
+	}
+	if (!find_command(argv[1])) {
+		error("no command '%s'; 'cutegen help' lists them", argv[1]);
+		return EXIT_USAGE;
+	}
+	if (print_help_page(argv[1])) {
+		error("no help page for '%s'", argv[1]);
+		return EXIT_INTERNAL;
+	}
+	return EXIT_OK;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("cutegen %s\n", CUTEGEN_VERSION);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		list_commands(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--version") || !strcmp(name, "-v"))
+		name = "version";
+	else if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		name = "help";
+	else if (name[0] == '-') {
+		error("unknown option '%s'; 'cutegen help' lists commands and options", name);
+		return EXIT_USAGE;
+	}
+	const struct cmd_entry *c = find_command(name);
+	if (!c) {
+		error("'%s' is not a cutegen command; 'cutegen help' lists them", name);
+		return EXIT_USAGE;
+	}
+	/* "cutegen CMD --help" is "cutegen help CMD" */
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			if (print_help_page(c->name))
+				list_commands(stdout);
+			return EXIT_OK;
+		}
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,349 @@
+/*
+ * Child processes with deadlines, process groups, limits and capped capture; see proc.h.
+ * Everything that allocates happens before fork(): between fork and exec the child calls
+ * only async-signal-safe functions, and reports an exec failure through a close-on-exec pipe.
+ */
+#include "common/proc.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int gpu_turn_take(void)
+{
+	const char *path = getenv("CUTEGEN_GPU_LOCK");
+	if (!path || !*path)
+		return -1;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
+void gpu_turn_give(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* closing drops the lock */
+}
+
+static int env_key_eq(const char *a, const char *b)
+{
+	while (*a && *a != '=' && *a == *b && *b != '=') {
+		a++;
+		b++;
+	}
+	return (*a == '=' || !*a) && (*b == '=' || !*b);
+}
+
+/* Builds the child's environment: base (all of ours, or a few safe ones) with edits applied. */
+static char **build_env(const struct child_process *cp)
+{
+	size_t n = 0, alloc = 0;
+	char **v = NULL;
+	static const char *keep[] = { "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES" };
+	for (char **e = environ; *e; e++) {
+		int take = !cp->clear_env;
+		for (size_t k = 0; !take && k < ARRAY_SIZE(keep); k++)
+			take = env_key_eq(*e, keep[k]);
+		if (take) {
+			ALLOC_GROW(v, n + 1, alloc);
+			v[n++] = *e;
+		}
+	}
+	for (const char *const *e = cp->env; e && *e; e++) {
+		size_t j = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!env_key_eq(v[i], *e))
+				v[j++] = v[i];
+		n = j;
+		if (strchr(*e, '=')) {
+			ALLOC_GROW(v, n + 1, alloc);
+			v[n++] = (char *)*e;
+		}
+	}
+	ALLOC_GROW(v, n + 1, alloc);
+	v[n] = NULL;
+	return v;
+}
+
+/* Resolves argv[0] in PATH before fork, so the child needs no allocation. */
+static char *resolve_program(const char *name, const char *path_env)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? xstrdup(name) : NULL;
+	const char *p = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+	while (*p) {
+		const char *c = strchr(p, ':');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", name);
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return NULL;
+}
+
+static void set_limit(int res, unsigned long long v)
+{
+	struct rlimit rl = { (rlim_t)v, (rlim_t)v };
+	setrlimit(res, &rl);
+}
+
+static void child_fail(int fd, const char *what)
+{
+	int e = errno;
+	char msg[128];
+	size_t n = 0;
+	for (const char *s = what; *s && n < 100; s++)
+		msg[n++] = *s;
+	msg[n++] = ':';
+	msg[n++] = (char)e;
+	(void)!write(fd, msg, n);
+	_exit(127);
+}
+
+int run_command(struct child_process *cp)
+{
+	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
+	int ex_pipe[2] = { -1, -1 };
+	int rc = -1, devnull = -1;
+	char **envp = NULL;
+	char *prog = NULL;
+	const char *path_env = getenv("PATH");
+
+	cp->status = -1;
+	cp->signaled = cp->timed_out = cp->out_truncated = cp->netns_applied = 0;
+	cp->errmsg[0] = '\0';
+	if (!cp->argv || !cp->argv[0])
+		BUG("run_command without argv");
+
+	prog = resolve_program(cp->argv[0], path_env);
+	if (!prog) {
+		snprintf(cp->errmsg, sizeof(cp->errmsg), "no such program '%s' (not found in PATH)",
+			 cp->argv[0]);
+		return -1;
+	}
+	envp = build_env(cp);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (pipe2(ex_pipe, O_CLOEXEC) || (cp->in_data && pipe2(in_pipe, O_CLOEXEC)) ||
+	    (cp->out && pipe2(out_pipe, O_CLOEXEC)) ||
+	    (cp->err && cp->err != cp->out && pipe2(err_pipe, O_CLOEXEC))) {
+		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot create pipes: %s", strerror(errno));
+		goto out;
+	}
+
+	double start = now_s();
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		/* child: async-signal-safe calls only. It runs in a process group of its own (a
+		 * deadline kills the group), which signals to ours do not reach: so it dies with
+		 * the thread that started it, and no run, compile or evaluation outlives cutegen. */
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		int in = cp->in_data ? in_pipe[0] : devnull;
+		int o = cp->out ? out_pipe[1] : (cp->inherit_out ? 1 : devnull);
+		int e = cp->err ? (cp->err == cp->out ? out_pipe[1] : err_pipe[1])
+				: (cp->inherit_err ? 2 : devnull);
+		if (dup2(in, 0) < 0 || (o != 1 && dup2(o, 1) < 0) || (e != 2 && dup2(e, 2) < 0))
+			child_fail(ex_pipe[1], "dup2");
+		if (cp->dir && chdir(cp->dir))
+			child_fail(ex_pipe[1], "chdir");
+		if (cp->limits) {
+			const struct proc_limits *l = cp->limits;
+			if (l->as_bytes) set_limit(RLIMIT_AS, l->as_bytes);
+			if (l->cpu_s) set_limit(RLIMIT_CPU, l->cpu_s);
+			if (l->fsize_bytes) set_limit(RLIMIT_FSIZE, l->fsize_bytes);
+			if (l->nofile) set_limit(RLIMIT_NOFILE, l->nofile);
+			if (l->nproc) set_limit(RLIMIT_NPROC, l->nproc);
+			set_limit(RLIMIT_CORE, l->core_bytes);
+		}
+		/* a network namespace of its own: only a loopback, down; EPERM without root */
+		if (cp->new_netns && unshare(CLONE_NEWNET) == 0)
+			(void)!write(ex_pipe[1], "N", 1);
+		execve(prog, (char *const *)cp->argv, envp);
+		child_fail(ex_pipe[1], "exec");
+	}
+	setpgid(pid, pid); /* also from the parent, to win the race with kill(-pid) */
+	if (cp->pid_slot)
+		*cp->pid_slot = pid;
+	close(ex_pipe[1]);
+	ex_pipe[1] = -1;
+	if (in_pipe[0] >= 0) { close(in_pipe[0]); in_pipe[0] = -1; }
+	if (out_pipe[1] >= 0) { close(out_pipe[1]); out_pipe[1] = -1; }
+	if (err_pipe[1] >= 0) { close(err_pipe[1]); err_pipe[1] = -1; }
+
+	/* Until exec closes it: "N" when the network namespace was made, then a failure message */
+	char exmsg[160];
+	ssize_t exn = 0, got;
+	while (exn < (ssize_t)sizeof(exmsg) &&
+	       ((got = read(ex_pipe[0], exmsg + exn, sizeof(exmsg) - (size_t)exn)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		exn += got > 0 ? got : 0;
+	if (exn > 0 && exmsg[0] == 'N') {
+		cp->netns_applied = 1;
+		memmove(exmsg, exmsg + 1, (size_t)--exn);
+	}
+	if (exn > 0) {
+		int status;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		int e = (unsigned char)exmsg[exn - 1];
+		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot run '%s': %.*s failed: %s",
+			 cp->argv[0], (int)(exn - 2), exmsg, strerror(e));
+		goto out;
+	}
+
+	/* Feed stdin and drain stdout/stderr until all close, or the deadline passes. A child
+	 * that exits without reading all its stdin must not kill us with SIGPIPE: EPIPE will do. */
+	struct sigaction ign, old_pipe;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	if (in_pipe[1] >= 0)
+		fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
+	size_t in_off = 0;
+	struct strbuf *sinks[2] = { cp->out, cp->err == cp->out ? NULL : cp->err };
+	int fds[2] = { out_pipe[0], err_pipe[0] };
+	double deadline = cp->deadline_s > 0 ? start + cp->deadline_s : 0;
+	for (;;) {
+		struct pollfd pfd[3];
+		int np = 0, idx[3];
+		for (int k = 0; k < 2; k++)
+			if (fds[k] >= 0) {
+				pfd[np].fd = fds[k];
+				pfd[np].events = POLLIN;
+				idx[np++] = k;
+			}
+		if (in_pipe[1] >= 0) {
+			pfd[np].fd = in_pipe[1];
+			pfd[np].events = POLLOUT;
+			idx[np++] = 2;
+		}
+		if (!np)
+			break;
+		int timeout = -1;
+		if (deadline) {
+			double left = deadline - now_s();
+			if (left <= 0) {
+				kill(-pid, SIGKILL);
+				cp->timed_out = 1;
+				deadline = 0;
+				continue;
+			}
+			timeout = (int)(left * 1000) + 1;
+		}
+		int r = poll(pfd, (nfds_t)np, timeout);
+		if (r < 0 && errno != EINTR)
+			break;
+		for (int i = 0; r > 0 && i < np; i++) {
+			if (!pfd[i].revents)
+				continue;
+			int k = idx[i];
+			if (k == 2) {
+				ssize_t w = write(in_pipe[1], cp->in_data + in_off, cp->in_len - in_off);
+				if (w > 0)
+					in_off += (size_t)w;
+				if ((w < 0 && errno != EAGAIN && errno != EINTR) || in_off == cp->in_len ||
+				    (pfd[i].revents & (POLLERR | POLLHUP))) {
+					close(in_pipe[1]);
+					in_pipe[1] = -1;
+				}
+				continue;
+			}
+			char buf[65536];
+			ssize_t n = read(fds[k], buf, sizeof(buf));
+			if (n > 0) {
+				struct strbuf *sb = k == 0 ? sinks[0] : sinks[1];
+				if (strbuf_add(sb, buf, (size_t)n)) {
+					size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
+					strbuf_add(sb, buf, room);
+					cp->out_truncated = 1;
+				}
+			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+				close(fds[k]);
+				fds[k] = -1;
+			}
+		}
+	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	out_pipe[0] = fds[0];
+	err_pipe[0] = fds[1];
+
+	int status = 0;
+	for (;;) {
+		if (deadline) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				break;
+			if (now_s() >= deadline) {
+				kill(-pid, SIGKILL);
+				cp->timed_out = 1;
+				deadline = 0;
+				continue;
+			}
+			usleep(2000);
+			continue;
+		}
+		if (waitpid(pid, &status, 0) == pid || errno != EINTR)
+			break;
+	}
+	if (cp->pid_slot)
+		*cp->pid_slot = 0;
+	/* The candidate may have left helpers behind in its group: they go too. */
+	kill(-pid, SIGKILL);
+	cp->wall_s = now_s() - start;
+	if (WIFEXITED(status)) {
+		cp->status = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		cp->status = 128 + WTERMSIG(status);
+		cp->signaled = 1;
+	}
+	rc = 0;
+out:
+	if (cp->pid_slot)
+		*cp->pid_slot = 0;
+	for (int i = 0; i < 2; i++) {
+		if (in_pipe[i] >= 0) close(in_pipe[i]);
+		if (out_pipe[i] >= 0) close(out_pipe[i]);
+		if (err_pipe[i] >= 0) close(err_pipe[i]);
+		if (ex_pipe[i] >= 0) close(ex_pipe[i]);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	free(envp);
+	free(prog);
+	return rc;
+}

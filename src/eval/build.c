@@ -1,0 +1,579 @@
+/*
+ * Compiling a candidate with nvcc, with a content-addressed cache; see build.h.
+ */
+#include "eval/build.h"
+#include "common/embedded.h"
+#include "eval/policy.h"
+#include "common/proc.h"
+#include "util/fsutil.h"
+#include "util/sha256.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ABI_HEADER "cutegen/kernel_abi.h"
+
+int build_parse_arch(const char *arch, char *gencode, size_t size)
+{
+	if (!arch || strncmp(arch, "sm_", 3))
+		return -1;
+	const char *p = arch + 3;
+	size_t digits = 0;
+	while (isdigit((unsigned char)p[digits]))
+		digits++;
+	if (digits < 2 || digits > 3)
+		return -1;
+	const char *suffix = p + digits;
+	if (*suffix && strcmp(suffix, "a") && strcmp(suffix, "f"))
+		return -1;
+	int n = snprintf(gencode, size, "arch=compute_%s,code=%s", p, arch);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static char *find_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		return NULL;
+	for (const char *p = path; *p;) {
+		const char *c = strchr(p, ':');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", name);
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return NULL;
+}
+
+/* The nvcc to run: the given one, nvcc from PATH, or CUDA's default place. Heap string. */
+static char *resolve_nvcc(const char *nvcc)
+{
+	if (nvcc)
+		return xstrdup(nvcc);
+	char *p = find_in_path("nvcc");
+	if (p)
+		return p;
+	if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
+		return xstrdup("/usr/local/cuda/bin/nvcc");
+	return xstrdup("nvcc");
+}
+
+char **build_argv(const struct build_opts *opts, const char *cutlass_include,
+		  const char *abi_include, char **err)
+{
+	char gencode[64];
+	const char *arch = opts->arch ? opts->arch : BUILD_DEFAULT_ARCH;
+	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
+		*err = xasprintf("arch '%s' is not of the form sm_XY, sm_XYa or sm_XYf "
+				 "(e.g. sm_90a for H100/H200)", arch);
+		return NULL;
+	}
+	const char *fixed[] = { "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
+				"-gencode", gencode };
+	size_t nextra = 0;
+	while (opts->extra_flags && opts->extra_flags[nextra])
+		nextra++;
+	char **argv = xcalloc(ARRAY_SIZE(fixed) + nextra + 12, sizeof(char *));
+	size_t n = 0;
+	argv[n++] = resolve_nvcc(opts->nvcc);
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
+		argv[n++] = xstrdup(fixed[i]);
+	argv[n++] = xasprintf("-I%s", cutlass_include);
+	argv[n++] = xasprintf("-I%s", abi_include);
+	argv[n++] = xstrdup("--expt-relaxed-constexpr");
+	argv[n++] = xstrdup("-DNDEBUG");
+	argv[n++] = xstrdup("-lineinfo");
+	for (size_t i = 0; i < nextra; i++)
+		argv[n++] = xstrdup(opts->extra_flags[i]);
+	argv[n++] = xstrdup("-o");
+	argv[n++] = xstrdup("kernel.so");
+	argv[n++] = xstrdup("kernel.cu");
+	argv[n] = NULL;
+	return argv;
+}
+
+void build_argv_free(char **argv)
+{
+	if (!argv)
+		return;
+	for (char **a = argv; *a; a++)
+		free(*a);
+	free(argv);
+}
+
+/* Each part is hashed with its length first, so no two part lists hash alike. */
+static void hash_part(struct sha256 *c, const char *tag, const void *data, size_t len)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "%s %zu\n", tag, len);
+	sha256_update(c, head, (size_t)n);
+	sha256_update(c, data, len);
+}
+
+void build_cache_key(const char *source, size_t len, const char *const *argv,
+		     const char *nvcc_version, const char *cutlass_version,
+		     const char *abi_header, char key[65])
+{
+	struct sha256 c;
+	sha256_init(&c);
+	hash_part(&c, "cutegen-build-v1", "", 0);
+	hash_part(&c, "source", source, len);
+	for (const char *const *a = argv; a && *a; a++)
+		hash_part(&c, "arg", *a, strlen(*a));
+	hash_part(&c, "nvcc", nvcc_version, strlen(nvcc_version));
+	hash_part(&c, "cutlass", cutlass_version, strlen(cutlass_version));
+	hash_part(&c, "abi", abi_header, strlen(abi_header));
+	sha256_final_hex(&c, key);
+}
+
+char *build_default_cache_dir(void)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	if (xdg && *xdg)
+		return xasprintf("%s/cutegen/build", xdg);
+	const char *home = getenv("HOME");
+	if (home && *home)
+		return xasprintf("%s/.cache/cutegen/build", home);
+	return NULL;
+}
+
+static int has_cute(const char *inc)
+{
+	char *p = xasprintf("%s/cute/tensor.hpp", inc);
+	int ok = file_exists(p);
+	free(p);
+	return ok;
+}
+
+char *build_find_cutlass_include(void)
+{
+	const char *env = getenv("CUTLASS_DIR");
+	char *cand;
+	if (env && *env) {
+		cand = xasprintf("%s/include", env);
+		if (has_cute(cand))
+			goto found;
+		free(cand);
+	}
+	char *exe = exe_dir();
+	if (exe) {
+		cand = xasprintf("%s/../third_party/cutlass/include", exe);
+		free(exe);
+		if (has_cute(cand))
+			goto found;
+		free(cand);
+	}
+	cand = xstrdup("third_party/cutlass/include");
+	if (has_cute(cand))
+		goto found;
+	free(cand);
+	return NULL;
+found: {
+	/* absolute, so that nvcc finds it from its own working directory */
+	char *abs = realpath(cand, NULL);
+	free(cand);
+	return abs;
+}
+}
+
+const char *build_nvcc_version(const char *nvcc, char **err)
+{
+	static struct {
+		char *prog, *version;
+	} seen[8];
+	static size_t nseen;
+	for (size_t i = 0; i < nseen; i++)
+		if (!strcmp(seen[i].prog, nvcc))
+			return seen[i].version;
+
+	struct strbuf out = STRBUF_INIT;
+	out.cap = 64 * 1024;
+	const char *argv[] = { nvcc, "--version", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &out;
+	cp.err = &out;
+	cp.deadline_s = 60;
+	if (run_command(&cp)) {
+		*err = xasprintf("cannot run nvcc: %s; install the CUDA toolkit or pass --nvcc PATH",
+				 cp.errmsg);
+		strbuf_release(&out);
+		return NULL;
+	}
+	if (cp.status != 0) {
+		*err = xasprintf("'%s --version' failed (exit %d): %.200s", nvcc, cp.status, out.buf);
+		strbuf_release(&out);
+		return NULL;
+	}
+	char *version = strbuf_detach(&out, NULL);
+	if (nseen < ARRAY_SIZE(seen)) {
+		seen[nseen].prog = xstrdup(nvcc);
+		seen[nseen].version = version;
+		nseen++;
+	}
+	/* past 8 programs the string leaks deliberately: callers hold it as static */
+	return version;
+}
+
+void build_result_release(struct build_result *r)
+{
+	free(r->so_path);
+	free(r->dir);
+	free(r->log);
+	diag_list_release(&r->diags);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The "result" file of a cache entry. */
+static int write_result_file(const char *dir, const struct build_result *r)
+{
+	char *path = xasprintf("%s/result", dir);
+	char *text = xasprintf("status %d\ntimed_out %d\ncompile_s %.3f\nlog_truncated %d\n",
+			       r->status, r->timed_out, r->compile_s, r->log_truncated);
+	int rc = write_file_atomic(path, text, strlen(text));
+	free(text);
+	free(path);
+	return rc;
+}
+
+/* Fills r from a cache entry; -1 when it is missing or damaged. */
+static int read_entry(const char *dir, struct build_result *r)
+{
+	struct strbuf sb = STRBUF_INIT, log = STRBUF_INIT;
+	char *path = xasprintf("%s/result", dir);
+	int rc = -1;
+	if (strbuf_read_file(&sb, path, 4096))
+		goto out;
+	int status, timed_out, trunc;
+	double secs;
+	if (sscanf(sb.buf, "status %d\ntimed_out %d\ncompile_s %lf\nlog_truncated %d", &status,
+		   &timed_out, &secs, &trunc) != 4)
+		goto out;
+	free(path);
+	path = xasprintf("%s/log", dir);
+	if (strbuf_read_file(&log, path, 0))
+		goto out;
+	free(path);
+	path = xasprintf("%s/kernel.so", dir);
+	if (status == 0 && !file_exists(path))
+		goto out;
+	r->status = status;
+	r->timed_out = timed_out;
+	r->compile_s = secs;
+	r->log_truncated = trunc;
+	r->log = strbuf_detach(&log, &r->log_len);
+	r->ok = status == 0;
+	r->so_path = r->ok ? path : NULL;
+	if (!r->ok)
+		free(path);
+	path = NULL;
+	r->dir = xstrdup(dir);
+	rc = 0;
+out:
+	free(path);
+	strbuf_release(&sb);
+	strbuf_release(&log);
+	return rc;
+}
+
+/* The ABI header text, and the -I directory holding it (written under base when embedded). */
+static int abi_header(const struct build_opts *opts, const char *base, struct strbuf *text,
+		      char **include_dir, char **err)
+{
+	if (opts->abi_include) {
+		char *p = xasprintf("%s/" ABI_HEADER, opts->abi_include);
+		int rc = strbuf_read_file(text, p, 1 << 20);
+		if (rc)
+			*err = xasprintf("cannot read '%s': %s", p, strerror(errno));
+		free(p);
+		if (!rc && !(*include_dir = realpath(opts->abi_include, NULL)))
+			*include_dir = xstrdup(opts->abi_include);
+		return rc ? BUILD_E_ENV : 0;
+	}
+	const struct embedded_file *f = embedded_find("include/" ABI_HEADER);
+	if (!f)
+		BUG("the ABI header is not embedded");
+	strbuf_add(text, f->data, f->len);
+	char *inc = xasprintf("%s/include", base);
+	char *dir = xasprintf("%s/cutegen", inc);
+	char *path = xasprintf("%s/kernel_abi.h", dir);
+	struct strbuf have = STRBUF_INIT;
+	int rc = 0;
+	if (strbuf_read_file(&have, path, 1 << 20) || have.len != f->len ||
+	    memcmp(have.buf, f->data, f->len)) {
+		if (mkdir_p(dir) || write_file_atomic(path, f->data, f->len)) {
+			*err = xasprintf("cannot write '%s': %s", path, strerror(errno));
+			rc = BUILD_E_IO;
+		}
+	}
+	strbuf_release(&have);
+	free(path);
+	free(dir);
+	if (rc)
+		free(inc);
+	else
+		*include_dir = inc;
+	return rc;
+}
+
+static char *read_small(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (strbuf_read_file(&sb, path, 1 << 20))
+		strbuf_reset(&sb);
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * Whether a failed compile's diagnostics point into a file: an error in the source or a
+ * header is a fact about the source, worth caching; "nvcc fatal: could not open output
+ * file" is a fact about this machine at this moment, and is not.
+ */
+static int says_something_of_source(const struct diag_list *dl)
+{
+	for (size_t i = 0; i < dl->nr; i++)
+		if (dl->items[i].severity >= DIAG_ERROR && dl->items[i].file && dl->items[i].line > 0)
+			return 1;
+	return 0;
+}
+
+int build_kernel(const struct build_opts *opts, const char *source, size_t len,
+		 struct build_result *out, char **err)
+{
+	char *cache_dir = NULL, *cutlass = NULL, *abi_inc = NULL, *work = NULL, *entry = NULL;
+	char *cutlass_version = NULL, *tmp_root = NULL, *path = NULL;
+	char **argv = NULL;
+	struct strbuf abi = STRBUF_INIT, log = STRBUF_INIT;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	*err = NULL;
+
+	char gencode[64];
+	const char *arch = opts->arch ? opts->arch : BUILD_DEFAULT_ARCH;
+	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
+		*err = xasprintf("arch '%s' is not of the form sm_XY, sm_XYa or sm_XYf "
+				 "(e.g. sm_90a for H100/H200)", arch);
+		rc = BUILD_E_USAGE;
+		goto out;
+	}
+
+	if (opts->cutlass_include) {
+		cutlass = realpath(opts->cutlass_include, NULL);
+		if (!cutlass || !has_cute(cutlass)) {
+			*err = xasprintf("no CuTe headers in '%s' (expected cute/tensor.hpp there)",
+					 opts->cutlass_include);
+			rc = BUILD_E_ENV;
+			goto out;
+		}
+	} else if (!(cutlass = build_find_cutlass_include())) {
+		*err = xstrdup("cannot find the CUTLASS headers; set CUTLASS_DIR to a CUTLASS "
+			       "checkout (with include/cute)");
+		rc = BUILD_E_ENV;
+		goto out;
+	}
+
+	/* where entries (or, without the cache, the one build) live */
+	if (opts->no_cache) {
+		const char *t = getenv("TMPDIR");
+		work = xasprintf("%s/cutegen-build.XXXXXX", t && *t ? t : "/tmp");
+		if (!mkdtemp(work)) {
+			*err = xasprintf("cannot create a directory like '%s': %s", work,
+					 strerror(errno));
+			rc = BUILD_E_IO;
+			goto out;
+		}
+	} else {
+		cache_dir = opts->cache_dir ? xstrdup(opts->cache_dir) : build_default_cache_dir();
+		if (!cache_dir) {
+			*err = xstrdup("no cache directory: set XDG_CACHE_HOME or HOME, or pass "
+				       "--cache-dir");
+			rc = BUILD_E_IO;
+			goto out;
+		}
+		tmp_root = xasprintf("%s/tmp", cache_dir);
+		if (mkdir_p(tmp_root)) {
+			*err = xasprintf("cannot create the cache directory '%s': %s", tmp_root,
+					 strerror(errno));
+			rc = BUILD_E_IO;
+			goto out;
+		}
+		/* absolute, since nvcc runs inside the scratch directory */
+		char *abs = realpath(cache_dir, NULL);
+		if (abs) {
+			free(cache_dir);
+			cache_dir = abs;
+			free(tmp_root);
+			tmp_root = xasprintf("%s/tmp", cache_dir);
+		}
+	}
+
+	rc = abi_header(opts, cache_dir ? cache_dir : work, &abi, &abi_inc, err);
+	if (rc)
+		goto out;
+
+	argv = build_argv(opts, cutlass, abi_inc, err);
+	if (!argv) {
+		rc = BUILD_E_USAGE;
+		goto out;
+	}
+	const char *version = build_nvcc_version(argv[0], err);
+	if (!version) {
+		rc = BUILD_E_ENV;
+		goto out;
+	}
+	path = xasprintf("%s/cutlass/version.h", cutlass);
+	cutlass_version = read_small(path);
+	/* The key names what is compiled, not where from: nvcc by its --version, CUTLASS by its
+	 * version header and the ABI header by its text (all hashed), so a cache filled on one
+	 * machine serves another with the same tools (the bundle carried to the GPU machine). */
+	size_t nargs = 0;
+	while (argv[nargs])
+		nargs++;
+	const char **key_argv = xcalloc(nargs + 1, sizeof(char *));
+	char *cutlass_arg = xasprintf("-I%s", cutlass), *abi_arg = xasprintf("-I%s", abi_inc);
+	for (size_t i = 0; i < nargs; i++)
+		key_argv[i] = i == 0 ? "nvcc" : !strcmp(argv[i], cutlass_arg) ? "-I<cutlass>"
+			    : !strcmp(argv[i], abi_arg) ? "-I<cutegen abi>" : argv[i];
+	build_cache_key(source, len, key_argv, version, cutlass_version, abi.buf, out->key);
+	free(key_argv);
+	free(cutlass_arg);
+	free(abi_arg);
+
+	if (cache_dir) {
+		entry = xasprintf("%s/%.2s/%s", cache_dir, out->key, out->key);
+		if (dir_exists(entry)) {
+			if (!read_entry(entry, out)) {
+				out->cache_hit = 1;
+				diag_parse(out->log, out->log_len, &out->diags);
+				goto out;
+			}
+			remove_tree(entry); /* damaged (an older format, a disk error): rebuild */
+		}
+		work = xasprintf("%s/%s.XXXXXX", tmp_root, out->key);
+		if (!mkdtemp(work)) {
+			*err = xasprintf("cannot create a directory like '%s': %s", work,
+					 strerror(errno));
+			rc = BUILD_E_IO;
+			goto out;
+		}
+	}
+
+	free(path);
+	path = xasprintf("%s/kernel.cu", work);
+	if (write_file_atomic(path, source, len)) {
+		*err = xasprintf("cannot write '%s': %s", path, strerror(errno));
+		rc = BUILD_E_IO;
+		goto out;
+	}
+
+	/* nvcc's temporaries go to the build directory, so a killed compile leaves none in /tmp */
+	char *tmpdir_env = xasprintf("TMPDIR=%s", work);
+	const char *env[] = { tmpdir_env, "LC_ALL=C", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = (const char *const *)argv;
+	cp.env = env;
+	cp.dir = work;
+	log.cap = opts->log_cap ? opts->log_cap : BUILD_DEFAULT_LOG_CAP;
+	cp.out = &log;
+	cp.err = &log;
+	cp.deadline_s = opts->deadline_s > 0 ? opts->deadline_s : BUILD_DEFAULT_DEADLINE_S;
+	int run = run_command(&cp);
+	free(tmpdir_env);
+	if (run) {
+		*err = xasprintf("cannot run nvcc: %s", cp.errmsg);
+		rc = BUILD_E_ENV;
+		goto out;
+	}
+	out->status = cp.status;
+	out->timed_out = cp.timed_out;
+	out->log_truncated = cp.out_truncated;
+	out->compile_s = cp.wall_s;
+	free(path);
+	path = xasprintf("%s/kernel.so", work);
+	out->ok = cp.status == 0 && !cp.timed_out && file_exists(path);
+	if (!out->ok && out->status == 0)
+		out->status = out->timed_out ? 124 : 1; /* "exit 0 but no .so" is a failure too */
+
+	char *log_path = xasprintf("%s/log", work);
+	int wrc = write_file_atomic(log_path, log.buf, log.len);
+	free(log_path);
+	if (!wrc)
+		wrc = write_result_file(work, out);
+	if (wrc) {
+		*err = xasprintf("cannot write into '%s': %s", work, strerror(errno));
+		rc = BUILD_E_IO;
+		goto out;
+	}
+	out->log = strbuf_detach(&log, &out->log_len);
+	diag_parse(out->log, out->log_len, &out->diags);
+
+	int cacheable = cache_dir && !cp.timed_out && !cp.signaled &&
+			(out->ok || says_something_of_source(&out->diags));
+	if (!cache_dir) {
+		out->dir = xstrdup(work);
+	} else if (cacheable) {
+		char *parent = xasprintf("%s/%.2s", cache_dir, out->key);
+		int mk = mkdir_p(parent);
+		free(parent);
+		if (mk || rename(work, entry)) {
+			/* another process installed the same entry first: use theirs */
+			remove_tree(work);
+			if (!dir_exists(entry)) {
+				*err = xasprintf("cannot install the cache entry '%s': %s", entry,
+						 strerror(errno));
+				rc = BUILD_E_IO;
+				goto out;
+			}
+		}
+		out->dir = xstrdup(entry);
+	} else {
+		/* a compile cut short says nothing about the source: keep nothing */
+		remove_tree(work);
+		out->ok = 0;
+	}
+	if (out->ok) {
+		out->so_path = xasprintf("%s/kernel.so", out->dir);
+	}
+	free(work);
+	work = NULL;
+
+out:
+	if (rc) {
+		if (work)
+			remove_tree(work);
+		build_result_release(out);
+	} else if (!out->log) {
+		out->log = xstrdup("");
+	}
+	free(work);
+	build_argv_free(argv);
+	free(cache_dir);
+	free(cutlass);
+	free(abi_inc);
+	free(entry);
+	free(cutlass_version);
+	free(tmp_root);
+	free(path);
+	strbuf_release(&abi);
+	strbuf_release(&log);
+	return rc;
+}
+
+int build_checked(const struct build_opts *opts, const char *source, size_t len,
+		  struct policy_report *pol, struct build_result *out, char **err)
+{
+	if (policy_check(source, len, pol))
+		return BUILD_REJECTED;
+	return build_kernel(opts, source, len, out, err);
+}

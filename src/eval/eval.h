@@ -1,0 +1,64 @@
+/*
+ * The evaluator: runs cutegen-runner on one compiled candidate in a process group of its own,
+ * with a deadline, resource limits, a scrubbed environment and a scratch directory, reads its
+ * JSON report, and turns the outcome into a verdict with diagnostics. A crash, hang or sticky
+ * CUDA error in the candidate becomes a verdict here, never a failure of cutegen.
+ * Not for: compiling (build.h) or policy (policy.h); cmd_eval strings the three together.
+ *
+ * Usage:
+ *   1. struct eval_opts o = EVAL_OPTS_INIT; adjust;
+ *   2. struct eval_result r = EVAL_RESULT_INIT; eval_run(&o, task, so_path, &r, &err);
+ *   3. read r (verdict, message, report, metrics); eval_result_release(&r).
+ */
+#ifndef CUTEGEN_EVAL_H
+#define CUTEGEN_EVAL_H
+
+#include <jansson.h>
+
+#include "common/task.h"
+
+struct eval_opts {
+	const char *runner;      /* path of cutegen-runner; NULL = beside the cutegen binary */
+	int device;
+	double deadline_s;       /* whole evaluation; 0 = default (600 s) */
+	int quick;               /* one seed per distribution, fewer trials */
+	int no_baseline;
+	const char *scratch_root;/* NULL = $TMPDIR or /tmp */
+	int keep_scratch;
+	int torch;               /* also time PyTorch eager (tools/torch_eager.py) when python3
+				    with torch is here; adds baseline.torch_eager to the report */
+};
+#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0 }
+
+struct eval_result {
+	char verdict[32];   /* pass, incorrect, precision, inputs_modified, stale_output,
+			       timing_escape, launch_error, cuda_error, abi_error, timeout, crash,
+			       no_device, task_error, runner_error */
+	char *message;      /* one paragraph a model and a person can act on */
+	json_t *report;     /* the runner's report, or NULL when it wrote none (owned) */
+	char *last_phase;   /* the runner's last phase line, e.g. "check normal seed 0" */
+	char *log;          /* the runner's output (capped) */
+	int exit_status;    /* runner exit code, or 128+signal */
+	double wall_s;      /* process start to report */
+	/* metrics (negative when unknown) */
+	double ms, tflops, gbps, speedup, roofline_fraction, speedup_torch;
+	int netns;          /* the runner ran without network (a network namespace of its own) */
+};
+#define EVAL_RESULT_INIT { "", NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1, 0 }
+
+/* Returns 0 when a verdict was reached (pass or not), -1 when the evaluation could not run at
+ * all (no runner binary, no scratch space): *err then says why (heap string). */
+int eval_run(const struct eval_opts *o, const struct task *t, const char *so_path,
+	     struct eval_result *r, char **err);
+void eval_result_release(struct eval_result *r);
+
+/* Fills r from a runner report already on disk (recorded runs stand in for the GPU in tests). */
+int eval_result_from_report(struct eval_result *r, const char *report_json, char **err);
+
+/* Human-readable multi-line summary of a result. */
+void eval_format(const struct eval_result *r, const struct task *t, struct strbuf *out);
+
+/* 1 when the verdict means the kernel is correct. */
+int eval_passed(const struct eval_result *r);
+
+#endif

@@ -1,0 +1,561 @@
+/*
+ * Export of the best kernel (see export.h). The size parameters of the C API are the task's
+ * symbolic sizes (m, n, k, batch for a GEMM; d0.. for a shape; n, m for diag_matmul); a tensor
+ * dimension that has no symbol stays the number the kernel was verified with.
+ */
+#include "report/export.h"
+#include "eval/build.h"
+#include "common/embedded.h"
+#include "common/task.h"
+#include "util/fsutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SYMS 12
+
+struct shapes {
+	int nt;
+	struct tensor_spec t[TASK_MAX_TENSORS];
+	const char *dim[TASK_MAX_TENSORS][TASK_MAX_DIMS + 1]; /* symbol or NULL (a number) */
+	int nsym;
+	const char *sym[MAX_SYMS];
+	int64_t sym_val[MAX_SYMS];
+	int sym_in[MAX_SYMS], sym_axis[MAX_SYMS]; /* first input tensor and axis holding it */
+	int ns;
+	double sval[TASK_MAX_SCALARS];
+	const char *sname[TASK_MAX_SCALARS];
+};
+
+static const char *const mdim_names[] = { "m0", "m1", "m2", "m3" };
+static const char *const d_names[] = { "d0", "d1", "d2", "d3" };
+
+/* The symbols of tensor i's dimensions for the op, or 0 when the op has none. */
+static int symbols_for(const struct task *t, const struct tensor_spec *s, const char **out)
+{
+	int n = 0, lead = t->op == OP_GEMM && t->batch > 1;
+	const char **md = (const char *[]){ "m" };
+	int nmd = 1;
+	if (t->m_ndims > 1 && t->m_ndims <= 4) {
+		md = (const char **)mdim_names;
+		nmd = t->m_ndims;
+	}
+	switch (t->op) {
+	case OP_GEMM:
+		if (!strcmp(s->name, "bias")) {
+			out[n++] = "n";
+			break;
+		}
+		if (lead)
+			out[n++] = "batch";
+		if (!strcmp(s->name, "A")) {
+			if (t->a_layout == LAYOUT_COL) {
+				out[n++] = "k";
+				out[n++] = "m";
+			} else {
+				for (int i = 0; i < nmd; i++)
+					out[n++] = md[i];
+				out[n++] = "k";
+			}
+		} else if (!strcmp(s->name, "B")) {
+			out[n++] = t->b_layout == LAYOUT_COL ? "n" : "k";
+			out[n++] = t->b_layout == LAYOUT_COL ? "k" : "n";
+		} else {
+			for (int i = 0; i < nmd; i++)
+				out[n++] = md[i];
+			out[n++] = "n";
+		}
+		break;
+	case OP_MATVEC:
+		out[n++] = !strcmp(s->name, "x") ? "k" : "m";
+		out[n++] = !strcmp(s->name, "A") ? "k" : NULL;
+		break;
+	case OP_DIAG_MATMUL:
+		out[n++] = "n";
+		if (strcmp(s->name, "a"))
+			out[n++] = "m";
+		break;
+	default:
+		for (int i = 0; i < s->ndim && i < 4; i++)
+			out[n++] = d_names[i];
+	}
+	return n;
+}
+
+static void shapes_init(struct shapes *sh, const struct task *t)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->nt = task_tensors(t, sh->t);
+	sh->ns = task_scalars(t, sh->sval, sh->sname);
+	for (int i = 0; i < sh->nt; i++) {
+		const char *d[TASK_MAX_DIMS + 2] = { 0 };
+		int n = symbols_for(t, &sh->t[i], d);
+		if (n != sh->t[i].ndim)
+			continue; /* keep the verified numbers */
+		for (int a = 0; a < n; a++) {
+			if (!d[a])
+				continue;
+			int j = 0;
+			while (j < sh->nsym && strcmp(sh->sym[j], d[a]))
+				j++;
+			if (j == sh->nsym) {
+				if (sh->nsym == MAX_SYMS || sh->t[i].is_output)
+					continue; /* a size only an output has: keep the number */
+				sh->sym[j] = d[a];
+				sh->sym_val[j] = sh->t[i].shape[a];
+				sh->sym_in[j] = i;
+				sh->sym_axis[j] = a;
+				sh->nsym++;
+			} else if (sh->sym_val[j] != sh->t[i].shape[a]) {
+				continue; /* disagrees with the verified shape: keep the number */
+			}
+			sh->dim[i][a] = sh->sym[j];
+		}
+	}
+}
+
+static const char *c_type(enum dtype d)
+{
+	return d == DT_FP32 ? "float" : d == DT_FP8_E4M3 ? "uint8_t" : "uint16_t";
+}
+
+static const char *dl_type(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return "DLDataType{kDLFloat, 16, 1}";
+	case DT_BF16: return "DLDataType{kDLBfloat, 16, 1}";
+	case DT_FP8_E4M3: return "DLDataType{kDLFloat8_e4m3fn, 8, 1}";
+	default: return "DLDataType{kDLFloat, 32, 1}";
+	}
+}
+
+static const char *torch_type(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return "torch::kFloat16";
+	case DT_BF16: return "torch::kBFloat16";
+	case DT_FP8_E4M3: return "torch::kFloat8_e4m3fn";
+	default: return "torch::kFloat32";
+	}
+}
+
+static void dim_expr(struct strbuf *sb, const struct shapes *sh, int i, int a)
+{
+	if (sh->dim[i][a])
+		strbuf_addstr(sb, sh->dim[i][a]);
+	else
+		strbuf_addf(sb, "(int64_t)%lld", (long long)sh->t[i].shape[a]);
+}
+
+/* "const float *A, const float *B, float *C, int64_t m, ..., double alpha" */
+static void c_params(struct strbuf *sb, const struct shapes *sh, int with_ptrs)
+{
+	int first = 1;
+	for (int i = 0; with_ptrs && i < sh->nt; i++) {
+		strbuf_addf(sb, "%s%s%s *%s", first ? "" : ", ", sh->t[i].is_output ? "" : "const ",
+			    c_type(sh->t[i].dtype), sh->t[i].name);
+		first = 0;
+	}
+	for (int j = 0; j < sh->nsym; j++, first = 0)
+		strbuf_addf(sb, "%sint64_t %s", first ? "" : ", ", sh->sym[j]);
+	for (int j = 0; j < sh->ns; j++, first = 0)
+		strbuf_addf(sb, "%sdouble %s", first ? "" : ", ", sh->sname[j]);
+}
+
+static void shape_doc(struct strbuf *sb, const struct shapes *sh)
+{
+	for (int i = 0; i < sh->nt; i++) {
+		strbuf_addf(sb, " *   %s %s %s [", sh->t[i].is_output ? "output" : "input ",
+			    sh->t[i].name, dtype_name(sh->t[i].dtype));
+		for (int a = 0; a < sh->t[i].ndim; a++) {
+			if (a)
+				strbuf_addstr(sb, ", ");
+			if (sh->dim[i][a])
+				strbuf_addstr(sb, sh->dim[i][a]);
+			else
+				strbuf_addf(sb, "%lld", (long long)sh->t[i].shape[a]);
+		}
+		strbuf_addstr(sb, "], contiguous row-major device memory\n");
+	}
+	strbuf_addstr(sb, " * Verified with");
+	for (int j = 0; j < sh->nsym; j++)
+		strbuf_addf(sb, " %s=%lld", sh->sym[j], (long long)sh->sym_val[j]);
+	for (int j = 0; j < sh->ns; j++)
+		strbuf_addf(sb, " %s=%g", sh->sname[j], sh->sval[j]);
+	strbuf_addstr(sb, "; other sizes run only if the kernel accepts them (it returns nonzero\n"
+			  " * when it does not).\n");
+}
+
+static void gen_header(struct strbuf *sb, const char *name, const struct shapes *sh, int ws,
+		       const struct run_history *h)
+{
+	char guard[160];
+	snprintf(guard, sizeof(guard), "CUTEGEN_EXPORT_%s_H", name);
+	for (char *p = guard; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	strbuf_addf(sb, "/* generated by cutegen export, do not edit: node %ld of a run of task ", h->best);
+	for (const char *p = h->run.task_name; p && *p; p++) /* no comment terminator from the store */
+		strbuf_addch(sb, isalnum((unsigned char)*p) || strchr("_-./", *p) ? *p : '_');
+	strbuf_addf(sb, " */\n#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n"
+		    "#include <cuda_runtime_api.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+		    guard, guard);
+	strbuf_addf(sb, "/*\n * %s_launch: enqueues the kernel on `stream` and returns 0, or the "
+		    "kernel's nonzero code\n * when it cannot handle the arguments (1 bad arguments, "
+		    "2 a size beyond its limits,\n * 3 a CUDA attribute call failed, 4 the launch failed). "
+		    "It does not synchronize.\n", name);
+	shape_doc(sb, sh);
+	if (ws)
+		strbuf_addf(sb, " * The kernel needs scratch memory: pass a device buffer of at least "
+			    "%s_workspace_bytes()\n * bytes (the same one may serve every call on one "
+			    "stream).\n", name);
+	strbuf_addstr(sb, " */\n");
+	if (ws) {
+		strbuf_addf(sb, "size_t %s_workspace_bytes(", name);
+		c_params(sb, sh, 0);
+		if (!sh->nsym && !sh->ns)
+			strbuf_addstr(sb, "void");
+		strbuf_addstr(sb, ");\n");
+	}
+	strbuf_addf(sb, "int %s_launch(", name);
+	c_params(sb, sh, 1);
+	strbuf_addf(sb, "%s, cudaStream_t stream);\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n",
+		    ws ? ", void *workspace, size_t workspace_bytes" : "");
+}
+
+/* The DLTensor array `t` and scalar array `sc` from the C API's parameters. */
+static void gen_tensors(struct strbuf *sb, const struct shapes *sh, int with_ptrs)
+{
+	strbuf_addstr(sb, "\tint dev = 0;\n\tcudaGetDevice(&dev);\n");
+	for (int i = 0; i < sh->nt; i++) {
+		strbuf_addf(sb, "\tint64_t shape%d[] = {", i);
+		for (int a = 0; a < sh->t[i].ndim; a++) {
+			if (a)
+				strbuf_addstr(sb, ", ");
+			dim_expr(sb, sh, i, a);
+		}
+		strbuf_addf(sb, "}, strides%d[%d];\n", i, sh->t[i].ndim);
+	}
+	strbuf_addf(sb, "\tDLTensor t[%d];\n", sh->nt);
+	for (int i = 0; i < sh->nt; i++)
+		strbuf_addf(sb, "\tt[%d] = cutegen_export::tensor(%s, dev, %s, %d, shape%d, strides%d);\n",
+			    i, with_ptrs ? sh->t[i].name : "nullptr", dl_type(sh->t[i].dtype),
+			    sh->t[i].ndim, i, i);
+	strbuf_addf(sb, "\tdouble sc[%d] = {", sh->ns ? sh->ns : 1);
+	for (int j = 0; j < sh->ns; j++)
+		strbuf_addf(sb, "%s%s", j ? ", " : "", sh->sname[j]);
+	strbuf_addstr(sb, sh->ns ? "};\n" : "0};\n");
+}
+
+static int count_inputs(const struct shapes *sh)
+{
+	int n = 0;
+	for (int i = 0; i < sh->nt; i++)
+		n += !sh->t[i].is_output;
+	return n;
+}
+
+static void gen_cu(struct strbuf *sb, const char *name, const struct shapes *sh, int ws,
+		   const char *source)
+{
+	int nin = count_inputs(sh);
+	strbuf_addstr(sb, source);
+	if (sb->len && sb->buf[sb->len - 1] != '\n')
+		strbuf_addch(sb, '\n');
+	strbuf_addf(sb, "\n// ---- generated by cutegen export, do not edit: the plain C launch API "
+		    "of %s.h ----\n#include \"%s.h\"\n\nnamespace cutegen_export {\n"
+		    "static DLTensor tensor(const void *data, int dev, DLDataType dt, int ndim, "
+		    "int64_t *shape, int64_t *strides)\n{\n\tint64_t s = 1;\n"
+		    "\tfor (int d = ndim - 1; d >= 0; --d) {\n\t\tstrides[d] = s;\n\t\ts *= shape[d];\n\t}\n"
+		    "\tDLTensor t;\n\tt.data = const_cast<void *>(data);\n"
+		    "\tt.device = DLDevice{kDLCUDA, dev};\n\tt.ndim = ndim;\n\tt.dtype = dt;\n"
+		    "\tt.shape = shape;\n\tt.strides = strides;\n\tt.byte_offset = 0;\n\treturn t;\n}\n"
+		    "} // namespace cutegen_export\n\n", name, name);
+	if (ws) {
+		strbuf_addf(sb, "extern \"C\" size_t %s_workspace_bytes(", name);
+		c_params(sb, sh, 0);
+		strbuf_addstr(sb, ")\n{\n");
+		gen_tensors(sb, sh, 0);
+		strbuf_addf(sb, "\treturn cutegen_workspace_bytes(t, %d, t + %d, %d, sc, %d);\n}\n\n", nin,
+			    nin, sh->nt - nin, sh->ns);
+	}
+	strbuf_addf(sb, "extern \"C\" int %s_launch(", name);
+	c_params(sb, sh, 1);
+	strbuf_addf(sb, "%s, cudaStream_t stream)\n{\n", ws ? ", void *workspace, size_t workspace_bytes" : "");
+	gen_tensors(sb, sh, 1);
+	strbuf_addf(sb, "\treturn cutegen_launch(t, %d, t + %d, %d, sc, %d, %s, stream);\n}\n", nin, nin,
+		    sh->nt - nin, sh->ns, ws ? "workspace, workspace_bytes" : "nullptr, 0");
+}
+
+static void gen_torch(struct strbuf *sb, const char *name, const struct shapes *sh, int ws)
+{
+	int nin = count_inputs(sh), nout = sh->nt - nin;
+	strbuf_addf(sb, "// generated by cutegen export, do not edit: the PyTorch extension of %s\n"
+		    "// (setup.py builds it; example.py loads it with torch.utils.cpp_extension.load)\n"
+		    "#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n"
+		    "#include <cutegen/kernel_abi.h>\n\n"
+		    "CUTEGEN_KERNEL int cutegen_launch(const DLTensor *, int, DLTensor *, int, "
+		    "const double *, int, void *, size_t, cudaStream_t);\n", name);
+	if (ws)
+		strbuf_addstr(sb, "CUTEGEN_KERNEL size_t cutegen_workspace_bytes(const DLTensor *, int, "
+				  "const DLTensor *, int, const double *, int);\n");
+	strbuf_addstr(sb, "\nstatic DLTensor as_dl(const torch::Tensor &x, const char *what, "
+			  "c10::ScalarType want, DLDataType dt)\n{\n"
+			  "\tTORCH_CHECK(x.is_cuda(), what, \" must be a CUDA tensor\");\n"
+			  "\tTORCH_CHECK(x.is_contiguous(), what, \" must be contiguous\");\n"
+			  "\tTORCH_CHECK(x.scalar_type() == want, what, \" has the wrong dtype\");\n"
+			  "\tDLTensor t;\n\tt.data = x.data_ptr();\n"
+			  "\tt.device = DLDevice{kDLCUDA, (int32_t)x.get_device()};\n"
+			  "\tt.ndim = (int32_t)x.dim();\n\tt.dtype = dt;\n"
+			  "\tt.shape = const_cast<int64_t *>(x.sizes().data());\n"
+			  "\tt.strides = const_cast<int64_t *>(x.strides().data());\n"
+			  "\tt.byte_offset = 0;\n\treturn t;\n}\n\n");
+	strbuf_addstr(sb, nout == 1 ? "torch::Tensor forward(" : "std::vector<torch::Tensor> forward(");
+	int first = 1;
+	for (int i = 0; i < sh->nt; i++)
+		if (!sh->t[i].is_output) {
+			strbuf_addf(sb, "%storch::Tensor %s", first ? "" : ", ", sh->t[i].name);
+			first = 0;
+		}
+	for (int j = 0; j < sh->ns; j++)
+		strbuf_addf(sb, ", double %s", sh->sname[j]);
+	strbuf_addstr(sb, ")\n{\n");
+	for (int i = 0; i < sh->nt; i++)
+		if (!sh->t[i].is_output)
+			strbuf_addf(sb, "\tTORCH_CHECK(%s.dim() == %d, \"%s must have %d dimensions\");\n",
+				    sh->t[i].name, sh->t[i].ndim, sh->t[i].name, sh->t[i].ndim);
+	for (int j = 0; j < sh->nsym; j++)
+		strbuf_addf(sb, "\tconst int64_t %s = %s.size(%d);\n", sh->sym[j],
+			    sh->t[sh->sym_in[j]].name, sh->sym_axis[j]);
+	for (int i = 0; i < sh->nt; i++) {
+		if (!sh->t[i].is_output)
+			continue;
+		strbuf_addf(sb, "\ttorch::Tensor %s = torch::empty({", sh->t[i].name);
+		for (int a = 0; a < sh->t[i].ndim; a++) {
+			if (a)
+				strbuf_addstr(sb, ", ");
+			dim_expr(sb, sh, i, a);
+		}
+		strbuf_addf(sb, "}, %s.options().dtype(%s));\n", sh->t[0].name, torch_type(sh->t[i].dtype));
+	}
+	strbuf_addf(sb, "\tDLTensor t[%d] = {", sh->nt);
+	for (int i = 0; i < sh->nt; i++)
+		strbuf_addf(sb, "%sas_dl(%s, \"%s\", %s, %s)", i ? ", " : "", sh->t[i].name,
+			    sh->t[i].name, torch_type(sh->t[i].dtype), dl_type(sh->t[i].dtype));
+	strbuf_addf(sb, "};\n\tdouble sc[%d] = {", sh->ns ? sh->ns : 1);
+	for (int j = 0; j < sh->ns; j++)
+		strbuf_addf(sb, "%s%s", j ? ", " : "", sh->sname[j]);
+	strbuf_addstr(sb, sh->ns ? "};\n" : "0};\n");
+	if (ws)
+		strbuf_addf(sb, "\tsize_t wsb = cutegen_workspace_bytes(t, %d, t + %d, %d, sc, %d);\n"
+			    "\ttorch::Tensor ws = torch::empty({(int64_t)wsb}, %s.options().dtype(torch::kUInt8));\n",
+			    nin, nin, nout, sh->ns, sh->t[0].name);
+	strbuf_addf(sb, "\tint rc = cutegen_launch(t, %d, t + %d, %d, sc, %d, %s, "
+		    "at::cuda::getCurrentCUDAStream());\n"
+		    "\tTORCH_CHECK(rc == 0, \"the kernel refused the arguments (code \", rc, \")\");\n",
+		    nin, nin, nout, sh->ns, ws ? "ws.data_ptr(), wsb" : "nullptr, 0");
+	if (nout == 1) {
+		for (int i = 0; i < sh->nt; i++)
+			if (sh->t[i].is_output)
+				strbuf_addf(sb, "\treturn %s;\n}\n", sh->t[i].name);
+	} else {
+		strbuf_addstr(sb, "\treturn {");
+		for (int i = 0, k = 0; i < sh->nt; i++)
+			if (sh->t[i].is_output)
+				strbuf_addf(sb, "%s%s", k++ ? ", " : "", sh->t[i].name);
+		strbuf_addstr(sb, "};\n}\n");
+	}
+	strbuf_addf(sb, "\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m)\n{\n\tm.def(\"forward\", &forward, "
+		    "\"the cutegen kernel %s on the current CUDA stream\");\n}\n", name);
+}
+
+static void fill_template(struct strbuf *sb, const char *tmpl, const char *name,
+			  const char *gencode, const char *cutlass)
+{
+	const char *keys[] = { "{{NAME}}", "{{GENCODE}}", "{{CUTLASS_INCLUDE}}" };
+	const char *vals[] = { name, gencode, cutlass };
+	const char *p = tmpl;
+	while (*p) {
+		int hit = -1;
+		for (int k = 0; k < 3 && hit < 0; k++)
+			if (!strncmp(p, keys[k], strlen(keys[k])))
+				hit = k;
+		if (hit >= 0) {
+			strbuf_addstr(sb, vals[hit]);
+			p += strlen(keys[hit]);
+		} else {
+			strbuf_addch(sb, *p++);
+		}
+	}
+}
+
+static int put(const char *dir, const char *file, const struct strbuf *sb, char **err)
+{
+	char *p = xasprintf("%s/%s", dir, file);
+	int rc = write_file_atomic(p, sb->buf, sb->len);
+	if (rc)
+		*err = xasprintf("cannot write '%s': %s", p, strerror(errno));
+	free(p);
+	return rc ? -1 : 0;
+}
+
+static char *default_name(const char *task_name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *base = task_name ? strrchr(task_name, '/') : NULL;
+	base = base ? base + 1 : task_name ? task_name : "kernel";
+	if (!isalpha((unsigned char)*base))
+		strbuf_addstr(&sb, "k");
+	for (const char *p = base; *p && sb.len < 60; p++)
+		strbuf_addch(&sb, isalnum((unsigned char)*p) ? tolower((unsigned char)*p) : '_');
+	return strbuf_detach(&sb, NULL);
+}
+
+static int valid_name(const char *s)
+{
+	if (!s || !(isalpha((unsigned char)*s) || *s == '_') || strlen(s) > 60)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+static const char *run_arch(const struct run_history *h, char *buf, size_t len)
+{
+	json_t *c = h->run.config_json ? json_loads(h->run.config_json, 0, NULL) : NULL;
+	const char *a = json_string_value(json_object_get(json_object_get(c, "agent"), "arch"));
+	snprintf(buf, len, "%s", a && *a ? a : "sm_90a");
+	json_decref(c);
+	return buf;
+}
+
+int export_run(const struct run_history *h, const struct export_opts *o, char **name_out,
+	       char **err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct task *t = NULL;
+	char *name = NULL, *cutlass = NULL, *sub = NULL;
+	int rc = -1;
+	if (name_out)
+		*name_out = NULL;
+	if (!h->best_node || !h->best_node->source) {
+		*err = xasprintf("run '%s' has no correct kernel to export (%zu nodes, none passed%s)",
+				 h->dir, h->n, h->run.status ? "" : "");
+		return -1;
+	}
+	if (!h->run.task_json ||
+	    !(t = task_parse_json(h->run.task_json, strlen(h->run.task_json), "run.db", err)))
+		goto out;
+	name = o->name ? xstrdup(o->name) : default_name(h->run.task_name);
+	if (!valid_name(name)) {
+		*err = xasprintf("export name '%s' is not a C identifier (letters, digits, '_')", name);
+		goto out;
+	}
+	char archbuf[32], gencode[96];
+	const char *arch = o->arch ? o->arch : run_arch(h, archbuf, sizeof(archbuf));
+	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
+		*err = xasprintf("arch '%s' is not valid: use sm_XY with an optional a, e.g. sm_90a", arch);
+		goto out;
+	}
+	cutlass = o->cutlass_include ? xstrdup(o->cutlass_include) : build_find_cutlass_include();
+	if (!cutlass)
+		cutlass = xstrdup("");
+	int ws = strstr(h->best_node->source, "cutegen_workspace_bytes") != NULL;
+	struct shapes sh;
+	shapes_init(&sh, t);
+	sub = xasprintf("%s/include/cutegen", o->out_dir);
+	if (mkdir_p(sub)) {
+		*err = xasprintf("cannot make '%s': %s", sub, strerror(errno));
+		goto out;
+	}
+	char *f = xasprintf("%s.h", name);
+	gen_header(&sb, name, &sh, ws, h);
+	rc = put(o->out_dir, f, &sb, err);
+	free(f);
+	if (rc)
+		goto out;
+	rc = -1;
+	strbuf_reset(&sb);
+	f = xasprintf("%s.cu", name);
+	gen_cu(&sb, name, &sh, ws, h->best_node->source);
+	int r = put(o->out_dir, f, &sb, err);
+	free(f);
+	if (r)
+		goto out;
+	strbuf_reset(&sb);
+	f = xasprintf("%s_torch.cpp", name);
+	gen_torch(&sb, name, &sh, ws);
+	r = put(o->out_dir, f, &sb, err);
+	free(f);
+	if (r)
+		goto out;
+	static const char *const tmpl[][2] = {
+		{ "export/CMakeLists.txt", "CMakeLists.txt" },
+		{ "export/setup.py", "setup.py" },
+		{ "export/example.py", "example.py" },
+		{ "include/cutegen/kernel_abi.h", "include/cutegen/kernel_abi.h" },
+	};
+	for (size_t i = 0; i < sizeof(tmpl) / sizeof(tmpl[0]); i++) {
+		const struct embedded_file *e = embedded_find(tmpl[i][0]);
+		if (!e)
+			BUG("'%s' is not embedded", tmpl[i][0]);
+		strbuf_reset(&sb);
+		fill_template(&sb, e->data, name, gencode, cutlass);
+		if (put(o->out_dir, tmpl[i][1], &sb, err))
+			goto out;
+	}
+	/* dlpack.h as this machine has it, so the directory builds without libdlpack-dev */
+	strbuf_reset(&sb);
+	if (!strbuf_read_file(&sb, "/usr/include/dlpack/dlpack.h", 1 << 20)) {
+		free(sub);
+		sub = xasprintf("%s/include/dlpack", o->out_dir);
+		if (mkdir_p(sub) || put(o->out_dir, "include/dlpack/dlpack.h", &sb, err))
+			goto out;
+	}
+	strbuf_reset(&sb);
+	task_to_json(t, &sb);
+	if (put(o->out_dir, "task.json", &sb, err))
+		goto out;
+	json_t *tensors = json_array(), *scalars = json_array();
+	for (int i = 0; i < sh.nt; i++) {
+		json_t *shape = json_array();
+		for (int a = 0; a < sh.t[i].ndim; a++)
+			json_array_append_new(shape, json_integer(sh.t[i].shape[a]));
+		json_array_append_new(tensors, json_pack("{s:s, s:s, s:o, s:b}", "name", sh.t[i].name,
+							 "dtype", dtype_name(sh.t[i].dtype), "shape",
+							 shape, "output", sh.t[i].is_output));
+	}
+	for (int j = 0; j < sh.ns; j++)
+		json_array_append_new(scalars, json_pack("{s:s, s:f}", "name", sh.sname[j], "value",
+							 sh.sval[j]));
+	json_t *spec = json_pack("{s:s, s:s?, s:I, s:s, s:s, s:s, s:o, s:o, s:b}", "name", name,
+				 "task", h->run.task_name, "node", (json_int_t)h->best, "arch", arch,
+				 "gencode", gencode, "cutlass_include", cutlass, "tensors", tensors,
+				 "scalars", scalars, "workspace", ws);
+	char *js = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
+	json_decref(spec);
+	strbuf_reset(&sb);
+	if (js)
+		strbuf_addf(&sb, "%s\n", js);
+	free(js);
+	if (put(o->out_dir, "export.json", &sb, err))
+		goto out;
+	rc = 0;
+	if (name_out) {
+		*name_out = name;
+		name = NULL;
+	}
+out:
+	strbuf_release(&sb);
+	task_free(t);
+	free(name);
+	free(cutlass);
+	free(sub);
+	return rc;
+}

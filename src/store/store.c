@@ -1,0 +1,629 @@
+/*
+ * The run store (see store.h; schema in docs/store.md). Plain SQLite: WAL journal,
+ * synchronous=NORMAL (a power loss may lose the last transactions, a killed process loses
+ * nothing that committed), foreign keys on, a busy timeout so a reader (`cutegen runs`) never
+ * makes the writer fail. Schema changes go through the migrations[] table: migrations[v] takes
+ * a database from version v to v+1, all of them inside one transaction.
+ */
+#include "store/store.h"
+#include "util/fsutil.h"
+#include "util/sha256.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	int full;   /* a write failed because the disk (or the file size limit) was full */
+};
+
+static const char *const migrations[] = {
+	/* 0 -> 1: the first schema */
+	"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	"CREATE TABLE blobs (\n"
+	"  sha256 TEXT PRIMARY KEY,\n"
+	"  kind TEXT NOT NULL,\n"
+	"  size INTEGER NOT NULL,\n"
+	"  content BLOB NOT NULL\n"
+	");\n"
+	"CREATE TABLE runs (\n"
+	"  id INTEGER PRIMARY KEY CHECK (id = 1),\n"
+	"  task_name TEXT NOT NULL,\n"
+	"  task_json TEXT NOT NULL,\n"
+	"  config_json TEXT NOT NULL,\n"
+	"  budgets_json TEXT NOT NULL,\n"
+	"  status TEXT NOT NULL,\n"
+	"  stop_reason TEXT,\n"
+	"  cutegen_version TEXT NOT NULL,\n"
+	"  started REAL NOT NULL,\n"
+	"  finished REAL,\n"
+	"  best_node INTEGER,\n"
+	"  resumes INTEGER NOT NULL DEFAULT 0,\n"
+	"  nodes INTEGER NOT NULL DEFAULT 0,\n"
+	"  tokens_in INTEGER NOT NULL DEFAULT 0,\n"
+	"  tokens_out INTEGER NOT NULL DEFAULT 0,\n"
+	"  cost_usd REAL NOT NULL DEFAULT 0,\n"
+	"  wall_s REAL NOT NULL DEFAULT 0\n"
+	");\n"
+	"CREATE TABLE nodes (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  iteration INTEGER NOT NULL,\n"
+	"  stage INTEGER NOT NULL,\n"
+	"  step INTEGER NOT NULL,\n"
+	"  attempt INTEGER NOT NULL,\n"
+	"  parent INTEGER REFERENCES nodes(id),\n"
+	"  kind TEXT NOT NULL CHECK (kind IN ('seed','generate','fix','optimize')),\n"
+	"  verdict TEXT NOT NULL,\n"
+	"  outcome TEXT NOT NULL,\n"
+	"  message TEXT,\n"
+	"  change TEXT,\n"
+	"  source_sha TEXT REFERENCES blobs(sha256),\n"
+	"  feedback_sha TEXT REFERENCES blobs(sha256),\n"
+	"  compile_log_sha TEXT REFERENCES blobs(sha256),\n"
+	"  report_sha TEXT REFERENCES blobs(sha256),\n"
+	"  prompt_sha TEXT REFERENCES blobs(sha256),\n"
+	"  llm_s REAL, compile_s REAL, eval_s REAL, evaluator_s REAL, profile_s REAL, total_s REAL,\n"
+	"  ms REAL, speedup REAL, roofline_fraction REAL,\n"
+	"  tokens_in INTEGER, tokens_out INTEGER, cost_usd REAL,\n"
+	"  created REAL NOT NULL\n"
+	");\n"
+	"CREATE TABLE llm_calls (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  node INTEGER REFERENCES nodes(id),\n"
+	"  request_json TEXT,\n"
+	"  response_raw TEXT,\n"
+	"  reply_text TEXT,\n"
+	"  model TEXT,\n"
+	"  stop TEXT,\n"
+	"  error TEXT,\n"
+	"  in_tokens INTEGER, out_tokens INTEGER, cached_tokens INTEGER,\n"
+	"  cost_usd REAL, seconds REAL, attempts INTEGER,\n"
+	"  created REAL NOT NULL\n"
+	");\n"
+	"CREATE INDEX nodes_stage ON nodes(stage, id);\n"
+	"CREATE INDEX llm_calls_node ON llm_calls(node);\n",
+	/* 1 -> 2: the Nsight Compute summary taken while a node was made (reports show it) */
+	"ALTER TABLE nodes ADD COLUMN profile_sha TEXT REFERENCES blobs(sha256);\n",
+};
+
+static double wall_now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* Remembers whether the last error was a full disk, for store_disk_full(). */
+static void note_error(struct store *s)
+{
+	int e = sqlite3_system_errno(s->db);
+	if (sqlite3_errcode(s->db) == SQLITE_FULL || e == ENOSPC || e == EFBIG || e == EDQUOT)
+		s->full = 1;
+}
+
+static int fail(struct store *s, char **err, const char *what)
+{
+	note_error(s);
+	*err = xasprintf("run store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
+	return -1;
+}
+
+static int exec(struct store *s, const char *sql, char **err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		note_error(s);
+		*err = xasprintf("run store '%s': %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int get_version(struct store *s)
+{
+	sqlite3_stmt *st;
+	int v = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0; /* no meta table: an empty database */
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int store_schema_version(struct store *s)
+{
+	return get_version(s);
+}
+
+static int migrate(struct store *s, char **err)
+{
+	int v = get_version(s);
+	int target = (int)ARRAY_SIZE(migrations);
+	if (v > target) {
+		*err = xasprintf("run store '%s' has schema version %d, newer than this cutegen "
+				 "understands (%d): use a newer cutegen", s->path, v, target);
+		return -1;
+	}
+	if (v == target)
+		return 0;
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	for (; v < target; v++)
+		if (exec(s, migrations[v], err))
+			goto rollback;
+	char *sql = xasprintf("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', '%d');"
+			      "INSERT OR IGNORE INTO meta(key, value) VALUES ('created_by', 'cutegen')",
+			      target);
+	int rc = exec(s, sql, err);
+	free(sql);
+	if (rc)
+		goto rollback;
+	return exec(s, "COMMIT", err);
+rollback:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+static int has_run(struct store *s)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM runs", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n > 0;
+}
+
+struct store *store_open(const char *run_dir, int mode, char **err)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	s->path = xasprintf("%s/run.db", run_dir);
+	if (mode == STORE_CREATE && mkdir_p(run_dir)) {
+		*err = xasprintf("cannot make run directory '%s': %s", run_dir, strerror(errno));
+		goto fail;
+	}
+	if (mode == STORE_EXISTING && !file_exists(s->path)) {
+		*err = xasprintf("'%s' holds no run (no run.db): give the directory `cutegen run` "
+				 "wrote (its --out)", run_dir);
+		goto fail;
+	}
+	int flags = SQLITE_OPEN_READWRITE | (mode == STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
+	if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
+		*err = xasprintf("cannot open run store '%s': %s", s->path,
+				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
+		 err))
+		goto fail;
+	if (migrate(s, err))
+		goto fail;
+	if (mode == STORE_CREATE && has_run(s)) {
+		*err = xasprintf("'%s' already holds a run: continue it with `cutegen resume %s`, or "
+				 "pick another --out", run_dir, run_dir);
+		goto fail;
+	}
+	if (mode == STORE_EXISTING && !has_run(s)) {
+		*err = xasprintf("run store '%s' holds no run", s->path);
+		goto fail;
+	}
+	return s;
+fail:
+	store_close(s);
+	return NULL;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->db)
+		sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+int store_disk_full(const struct store *s)
+{
+	return s->full;
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
+}
+
+/* Binding helpers: NULL strings and negative "unknown" numbers become SQL NULL. */
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_sha(sqlite3_stmt *st, int i, const char *sha)
+{
+	bind_text(st, i, sha && *sha ? sha : NULL);
+}
+
+static void bind_num(sqlite3_stmt *st, int i, double v)
+{
+	if (v < 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, v);
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double col_num(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_double(st, i);
+}
+
+static void col_sha(sqlite3_stmt *st, int i, char sha[65])
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	snprintf(sha, 65, "%s", t ? (const char *)t : "");
+}
+
+int store_put_blob(struct store *s, const char *kind, const void *data, size_t len, char sha[65],
+		   char **err)
+{
+	sha256_hex(data, len, sha);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO blobs(sha256, kind, size, content) "
+				      "VALUES (?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "cannot store a blob");
+	sqlite3_bind_text(st, 1, sha, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)len);
+	sqlite3_bind_blob64(st, 4, len ? data : "", len, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot store a blob");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+char *store_get_blob(struct store *s, const char *sha, size_t *len)
+{
+	sqlite3_stmt *st;
+	char *out = NULL;
+	if (!sha || !*sha)
+		return NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT content FROM blobs WHERE sha256 = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, sha, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		size_t n = (size_t)sqlite3_column_bytes(st, 0);
+		const void *p = sqlite3_column_blob(st, 0);
+		out = xmalloc(n + 1);
+		if (n)
+			memcpy(out, p, n);
+		out[n] = 0;
+		if (len)
+			*len = n;
+	}
+	sqlite3_finalize(st);
+	return out;
+}
+
+void store_run_release(struct store_run *r)
+{
+	free(r->task_name);
+	free(r->task_json);
+	free(r->config_json);
+	free(r->budgets_json);
+	free(r->status);
+	free(r->stop_reason);
+	free(r->cutegen_version);
+	memset(r, 0, sizeof(*r));
+}
+
+int store_run_begin(struct store *s, const struct store_run *r, char **err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO runs(id, task_name, task_json, config_json, "
+				      "budgets_json, status, cutegen_version, started) "
+				      "VALUES (1, ?, ?, ?, ?, 'running', ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "cannot record the run");
+	bind_text(st, 1, r->task_name);
+	bind_text(st, 2, r->task_json);
+	bind_text(st, 3, r->config_json ? r->config_json : "{}");
+	bind_text(st, 4, r->budgets_json ? r->budgets_json : "{}");
+	bind_text(st, 5, r->cutegen_version ? r->cutegen_version : "unknown");
+	sqlite3_bind_double(st, 6, r->started > 0 ? r->started : wall_now());
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot record the run");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_run_get(struct store *s, struct store_run *out, char **err)
+{
+	sqlite3_stmt *st;
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(s->db, "SELECT task_name, task_json, config_json, budgets_json, status, "
+				      "stop_reason, cutegen_version, started, finished, best_node, resumes "
+				      "FROM runs WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "cannot read the run");
+	int rc = -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		out->task_name = col_text(st, 0);
+		out->task_json = col_text(st, 1);
+		out->config_json = col_text(st, 2);
+		out->budgets_json = col_text(st, 3);
+		out->status = col_text(st, 4);
+		out->stop_reason = col_text(st, 5);
+		out->cutegen_version = col_text(st, 6);
+		out->started = sqlite3_column_double(st, 7);
+		out->finished = sqlite3_column_double(st, 8);
+		out->best_node = sqlite3_column_int64(st, 9);
+		out->resumes = sqlite3_column_int(st, 10);
+		rc = 0;
+	} else {
+		*err = xasprintf("run store '%s' holds no run", s->path);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_run_resumed(struct store *s, const char *budgets_json, char **err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET status = 'running', stop_reason = NULL, "
+				      "finished = NULL, resumes = resumes + 1, "
+				      "budgets_json = coalesce(?, budgets_json) WHERE id = 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return fail(s, err, "cannot mark the run resumed");
+	bind_text(st, 1, budgets_json);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot mark the run resumed");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_run_finish(struct store *s, const char *status, const char *stop_reason, long best_node,
+		     char **err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET status = ?, stop_reason = ?, finished = ?, "
+				      "best_node = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "cannot finish the run");
+	bind_text(st, 1, status);
+	bind_text(st, 2, stop_reason);
+	sqlite3_bind_double(st, 3, wall_now());
+	if (best_node > 0)
+		sqlite3_bind_int64(st, 4, best_node);
+	else
+		sqlite3_bind_null(st, 4);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot finish the run");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int insert_call(struct store *s, long node, const struct store_llm_call *c, char **err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO llm_calls(node, request_json, response_raw, "
+				      "reply_text, model, stop, error, in_tokens, out_tokens, "
+				      "cached_tokens, cost_usd, seconds, attempts, created) "
+				      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "cannot record a model call");
+	if (node > 0)
+		sqlite3_bind_int64(st, 1, node);
+	else
+		sqlite3_bind_null(st, 1);
+	bind_text(st, 2, c->request_json);
+	bind_text(st, 3, c->response_raw);
+	bind_text(st, 4, c->reply_text);
+	bind_text(st, 5, c->model);
+	bind_text(st, 6, c->stop);
+	bind_text(st, 7, c->error);
+	sqlite3_bind_int64(st, 8, c->in_tokens);
+	sqlite3_bind_int64(st, 9, c->out_tokens);
+	sqlite3_bind_int64(st, 10, c->cached_tokens);
+	sqlite3_bind_double(st, 11, c->cost_usd);
+	sqlite3_bind_double(st, 12, c->seconds);
+	sqlite3_bind_int(st, 13, c->attempts);
+	sqlite3_bind_double(st, 14, wall_now());
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot record a model call");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_add_call(struct store *s, const struct store_llm_call *call, char **err)
+{
+	return insert_call(s, 0, call, err);
+}
+
+static int put_opt(struct store *s, const char *kind, const char *text, char sha[65], char **err)
+{
+	sha[0] = 0;
+	return text ? store_put_blob(s, kind, text, strlen(text), sha, err) : 0;
+}
+
+int store_add_node(struct store *s, struct store_node *n, const struct store_llm_call *call,
+		   char **err)
+{
+	sqlite3_stmt *st = NULL;
+	if (exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (put_opt(s, "source", n->source, n->source_sha, err) ||
+	    put_opt(s, "feedback", n->feedback, n->feedback_sha, err) ||
+	    put_opt(s, "compile_log", n->compile_log, n->compile_log_sha, err) ||
+	    put_opt(s, "report", n->report_json, n->report_sha, err) ||
+	    put_opt(s, "prompt", n->prompt, n->prompt_sha, err) ||
+	    put_opt(s, "profile", n->profile, n->profile_sha, err))
+		goto rollback;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO nodes(iteration, stage, step, attempt, parent, kind, "
+				      "verdict, outcome, message, source_sha, feedback_sha, "
+				      "compile_log_sha, report_sha, prompt_sha, llm_s, compile_s, eval_s, "
+				      "evaluator_s, profile_s, total_s, ms, speedup, roofline_fraction, "
+				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha) VALUES "
+				      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK) {
+		fail(s, err, "cannot record a node");
+		goto rollback;
+	}
+	n->created = n->created > 0 ? n->created : wall_now();
+	sqlite3_bind_int(st, 1, n->iteration);
+	sqlite3_bind_int(st, 2, n->stage);
+	sqlite3_bind_int(st, 3, n->step);
+	sqlite3_bind_int(st, 4, n->attempt);
+	if (n->parent > 0)
+		sqlite3_bind_int64(st, 5, n->parent);
+	else
+		sqlite3_bind_null(st, 5);
+	bind_text(st, 6, n->kind);
+	bind_text(st, 7, n->verdict);
+	bind_text(st, 8, n->outcome ? n->outcome : "");
+	bind_text(st, 9, n->message);
+	bind_sha(st, 10, n->source_sha);
+	bind_sha(st, 11, n->feedback_sha);
+	bind_sha(st, 12, n->compile_log_sha);
+	bind_sha(st, 13, n->report_sha);
+	bind_sha(st, 14, n->prompt_sha);
+	bind_num(st, 15, n->llm_s);
+	bind_num(st, 16, n->compile_s);
+	bind_num(st, 17, n->eval_s);
+	bind_num(st, 18, n->evaluator_s);
+	bind_num(st, 19, n->profile_s);
+	bind_num(st, 20, n->total_s);
+	bind_num(st, 21, n->ms);
+	bind_num(st, 22, n->speedup);
+	bind_num(st, 23, n->roofline_fraction);
+	sqlite3_bind_int64(st, 24, n->tokens_in);
+	sqlite3_bind_int64(st, 25, n->tokens_out);
+	sqlite3_bind_double(st, 26, n->cost_usd);
+	sqlite3_bind_double(st, 27, n->created);
+	bind_text(st, 28, n->change);
+	bind_sha(st, 29, n->profile_sha);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		fail(s, err, "cannot record a node");
+		goto rollback;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	n->id = (long)sqlite3_last_insert_rowid(s->db);
+	if (call && insert_call(s, n->id, call, err))
+		goto rollback;
+	char *sql = xasprintf("UPDATE runs SET nodes = nodes + 1, tokens_in = tokens_in + %ld, "
+			      "tokens_out = tokens_out + %ld, cost_usd = cost_usd + %.17g, "
+			      "wall_s = wall_s + %.17g WHERE id = 1",
+			      n->tokens_in, n->tokens_out, n->cost_usd, n->total_s > 0 ? n->total_s : 0);
+	int rc = exec(s, sql, err);
+	free(sql);
+	if (rc)
+		goto rollback;
+	return exec(s, "COMMIT", err);
+rollback:
+	if (st)
+		sqlite3_finalize(st);
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	n->id = 0;
+	return -1;
+}
+
+void store_node_release(struct store_node *n)
+{
+	free(n->kind);
+	free(n->verdict);
+	free(n->outcome);
+	free(n->message);
+	free(n->change);
+	free(n->source);
+	free(n->feedback);
+	free(n->compile_log);
+	free(n->report_json);
+	free(n->prompt);
+	free(n->profile);
+	memset(n, 0, sizeof(*n));
+}
+
+void store_nodes_free(struct store_node *nodes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_node_release(&nodes[i]);
+	free(nodes);
+}
+
+int store_nodes(struct store *s, struct store_node **out, size_t *count, char **err)
+{
+	sqlite3_stmt *st;
+	struct store_node *v = NULL;
+	size_t n = 0, alloc = 0;
+	*out = NULL;
+	*count = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT id, iteration, stage, step, attempt, parent, kind, "
+				      "verdict, outcome, message, source_sha, feedback_sha, "
+				      "compile_log_sha, report_sha, prompt_sha, llm_s, compile_s, eval_s, "
+				      "evaluator_s, profile_s, total_s, ms, speedup, roofline_fraction, "
+				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha FROM nodes "
+				      "ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "cannot read the nodes");
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		ALLOC_GROW(v, n + 1, alloc);
+		struct store_node *x = &v[n++];
+		memset(x, 0, sizeof(*x));
+		x->id = (long)sqlite3_column_int64(st, 0);
+		x->iteration = sqlite3_column_int(st, 1);
+		x->stage = sqlite3_column_int(st, 2);
+		x->step = sqlite3_column_int(st, 3);
+		x->attempt = sqlite3_column_int(st, 4);
+		x->parent = (long)sqlite3_column_int64(st, 5);
+		x->kind = col_text(st, 6);
+		x->verdict = col_text(st, 7);
+		x->outcome = col_text(st, 8);
+		x->message = col_text(st, 9);
+		col_sha(st, 10, x->source_sha);
+		col_sha(st, 11, x->feedback_sha);
+		col_sha(st, 12, x->compile_log_sha);
+		col_sha(st, 13, x->report_sha);
+		col_sha(st, 14, x->prompt_sha);
+		x->llm_s = col_num(st, 15);
+		x->compile_s = col_num(st, 16);
+		x->eval_s = col_num(st, 17);
+		x->evaluator_s = col_num(st, 18);
+		x->profile_s = col_num(st, 19);
+		x->total_s = col_num(st, 20);
+		x->ms = col_num(st, 21);
+		x->speedup = col_num(st, 22);
+		x->roofline_fraction = col_num(st, 23);
+		x->tokens_in = (long)sqlite3_column_int64(st, 24);
+		x->tokens_out = (long)sqlite3_column_int64(st, 25);
+		x->cost_usd = sqlite3_column_double(st, 26);
+		x->created = sqlite3_column_double(st, 27);
+		x->change = col_text(st, 28);
+		col_sha(st, 29, x->profile_sha);
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE) {
+		store_nodes_free(v, n);
+		return fail(s, err, "cannot read the nodes");
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i].source = store_get_blob(s, v[i].source_sha, NULL);
+		v[i].feedback = store_get_blob(s, v[i].feedback_sha, NULL);
+	}
+	*out = v;
+	*count = n;
+	return 0;
+}
