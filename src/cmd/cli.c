@@ -1,6 +1,5 @@
 /*
- * Helpers every subcommand shares: messages in the house format, help pages, and where the
- * binary lives. Kept out of main.c so that the unit tests link them too.
+ * Helpers every subcommand shares: messages in the house format and help pages. Kept out of main.c so that the unit tests link them too.
  */
 #include "cmd/cutegen.h"
 #include "eval/build.h"
@@ -31,18 +30,6 @@ void warning(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-const char *cutegen_libexec_dir(void)
-{
-	static char *dir;
-	if (!dir) {
-		const char *env = getenv("CUTEGEN_LIBEXEC");
-		dir = env ? xstrdup(env) : exe_dir();
-		if (!dir)
-			dir = xstrdup(".");
-	}
-	return dir;
 }
 
 int print_help_page(const char *name)

@@ -5,7 +5,8 @@
 #ifndef CUTEGEN_H
 #define CUTEGEN_H
 
-#define CUTEGEN_VERSION "0.1.0"
+#include "common/paths.h"
+#include "common/version.h"
 
 /* Exit codes (documented in docs/cli.md). */
 enum {
@@ -15,8 +16,16 @@ enum {
 	EXIT_INPUT = 3,    /* bad input file: task, kernel, transcript, config */
 	EXIT_ENV = 4,      /* something the machine lacks: nvcc, a GPU, a key, the runner */
 	EXIT_EXTERNAL = 5, /* an outside service failed: the model server, ncu */
-	EXIT_INTERNAL = 70 /* a bug in cutegen */
+	EXIT_INTERNAL = 70, /* a bug in cutegen */
+	EXIT_INTERRUPTED = 130 /* ^C: 128 + SIGINT */
 };
+
+/*
+ * The one place that turns a result code of util/err.h (CG_*, extended codes too) into an exit
+ * status: usage 2, input 3, rejected 1 (a verdict), env 4, external and timeout 5,
+ * interrupted 130, and io, internal and a plain failure 70.
+ */
+int exit_status_for(int rc);
 
 struct cmd_entry {
 	const char *name;
@@ -45,9 +54,6 @@ int print_help_page(const char *name);
 /* error: and warning: to stderr, in the format of CONVENTIONS.md. */
 void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Directory holding the cutegen binary and its runner (build/), heap string. */
-const char *cutegen_libexec_dir(void);
 
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);

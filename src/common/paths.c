@@ -1,12 +1,24 @@
 /* Run-time paths; see paths.h. */
 #include "common/paths.h"
-#include "cmd/cutegen.h"
+#include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+const char *cutegen_libexec_dir(void)
+{
+	static char *dir;
+	if (!dir) {
+		const char *env = getenv("CUTEGEN_LIBEXEC");
+		dir = env ? xstrdup(env) : exe_dir();
+		if (!dir)
+			dir = xstrdup(".");
+	}
+	return dir;
+}
 
 char *paths_runner(void)
 {

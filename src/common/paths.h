@@ -8,6 +8,9 @@
 
 /* $CUTEGEN_RUNNER, else cutegen-runner beside the cutegen binary. */
 char *paths_runner(void);
+/* The directory of the cutegen binary and its runner (build/), or $CUTEGEN_LIBEXEC. Static
+ * string, never NULL (".", when it cannot be found). */
+const char *cutegen_libexec_dir(void);
 /* $NVCC, else nvcc in PATH, else /usr/local/cuda/bin/nvcc. */
 char *paths_nvcc(void);
 /* A program in PATH (or under /usr/local/cuda/bin), or NULL. */

@@ -5,7 +5,6 @@
  * and captured output. docs/evaluation.md says what is and is not contained.
  */
 #include "eval/eval.h"
-#include "cmd/cutegen.h"
 #include "common/embedded.h"
 #include "common/paths.h"
 #include "common/proc.h"

@@ -2,7 +2,7 @@
 #include "llm/http.h"
 #include "common/proc.h"
 #include "util/xalloc.h"
-#include "cmd/cutegen.h"
+#include "common/version.h"
 
 #include <curl/curl.h>
 #include <ctype.h>

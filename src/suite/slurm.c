@@ -1,6 +1,6 @@
 /*
  * Talking to Slurm through its commands (sbatch, sacct, squeue) with deadlines and capped
- * output. See slurm.h. Not for: what the array elements run (cmd_suite.c, suite-worker).
+ * output. See slurm.h. Not for: what the array elements run (slurm_array.c, suite-worker).
  */
 #include "suite/slurm.h"
 #include "common/proc.h"

@@ -2,7 +2,7 @@
  * Slurm as the engine of a suite on a cluster: submitting a job array (sbatch), reading the
  * states of its elements (sacct, or squeue when the cluster keeps no accounting) and
  * classifying them. Everything Slurm prints is untrusted input: lines and fields are capped.
- * Not for: deciding what to run or merging results (cmd_suite.c); scheduling nodes (Slurm's).
+ * Not for: deciding what to run or merging results (slurm_array.c); scheduling nodes (Slurm's).
  *
  * Usage:
  *   1. slurm_submit(argv_of_sbatch, job, &err) -> the job id;

@@ -1,6 +1,6 @@
 /*
  * The suite store (suite.db) and the suite's aggregate (fast_p, geometric means). See suite.h.
- * Not for: running workers or Slurm (cmd_suite.c, slurm.c).
+ * Not for: running workers or Slurm (engine.h: pool.c, slurm_array.c).
  */
 #include "suite/suite.h"
 #include "store/store.h"

@@ -8,7 +8,7 @@
  * Only the process that drives the suite (`cutegen suite`) writes suite.db. Workers that run
  * elsewhere (Slurm array elements) write one result file per task (SUITE_DIR/results/ID.json,
  * suite_result_write) that the driver merges (suite_result_read + suite_task_finish).
- * Not for: running anything (cmd_suite.c) or talking to Slurm (slurm.h).
+ * Not for: running anything (engine.h) or talking to Slurm (slurm.h).
  *
  * Usage:
  *   1. struct suite_store *ss = suite_open(suite_dir, &err);
@@ -17,7 +17,7 @@
  *      suite_task_start() / suite_task_finish() as workers take and end tasks;
  *   4. suite_summarize() over the rows; suite_close(ss).
  * Every function returns 0 or -1 with a heap message in *err (the caller frees it).
- * Not thread-safe: callers serialize (cmd_suite.c holds one mutex around it).
+ * Not thread-safe: callers serialize (pool.c holds one mutex around it).
  */
 #ifndef CUTEGEN_SUITE_H
 #define CUTEGEN_SUITE_H

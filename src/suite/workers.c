@@ -1,0 +1,135 @@
+/*
+ * The workers of the local pool: which GPUs there are (--gpus all asks `cutegen-runner
+ * --devices`, or a list, or N compile-only CPU workers) and K workers sharing each GPU.
+ * Not for: running tasks on them (pool.c).
+ */
+#include "suite/engine_impl.h"
+#include "common/paths.h"
+#include "common/proc.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int suite_workers_make(const char *spec, struct worker **out, int *n, char **err)
+{
+	*out = NULL;
+	*n = 0;
+	if (spec && !strncmp(spec, "cpu:", 4)) {
+		char *end;
+		long k = strtol(spec + 4, &end, 10);
+		if (*end || k < 1 || k > WORKERS_MAX) {
+			*err = xasprintf("--gpus cpu:N needs N from 1 to %d (got \"%s\")", WORKERS_MAX, spec);
+			return -1;
+		}
+		*out = xcalloc((size_t)k, sizeof(**out));
+		for (int i = 0; i < k; i++) {
+			snprintf((*out)[i].name, sizeof((*out)[i].name), "cpu%d", i);
+			(*out)[i].device = -1;
+		}
+		*n = (int)k;
+		return 0;
+	}
+	if (spec && strcmp(spec, "all")) {
+		*out = xcalloc(WORKERS_MAX, sizeof(**out));
+		const char *p = spec;
+		while (*p) {
+			char *end;
+			long d = strtol(p, &end, 10);
+			if (end == p || d < 0 || d > 1023 || (*end && *end != ',') || *n >= WORKERS_MAX) {
+				*err = xasprintf("--gpus takes all, a list of device numbers like 0,1,3, "
+						 "or cpu:N (got \"%s\")", spec);
+				free(*out);
+				*out = NULL;
+				*n = 0;
+				return -1;
+			}
+			snprintf((*out)[*n].name, sizeof((*out)[*n].name), "gpu%ld", d);
+			(*out)[(*n)++].device = (int)d;
+			p = *end ? end + 1 : end;
+		}
+		return 0;
+	}
+	/* all: ask the runner */
+	char *runner = paths_runner();
+	if (!runner) {
+		*err = xstrdup("cutegen-runner not found (build it with 'make'); without GPUs use "
+			       "--gpus cpu:N with --recorded-evals DIR");
+		return -1;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	sb.cap = 1 << 20;
+	const char *argv[] = { runner, "--devices", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &sb;
+	cp.deadline_s = 60;
+	json_t *j = NULL;
+	int rc = -1;
+	if (run_command(&cp)) {
+		*err = xasprintf("cannot list GPUs: %s", cp.errmsg);
+		goto out;
+	}
+	j = json_loads(sb.buf, 0, NULL);
+	size_t nd = json_array_size(json_object_get(j, "devices"));
+	if (!nd) {
+		*err = xstrdup("no CUDA device found; without GPUs use --gpus cpu:N (compile-only "
+			       "workers, with --recorded-evals DIR)");
+		goto out;
+	}
+	if (nd > WORKERS_MAX)
+		nd = WORKERS_MAX;
+	*out = xcalloc(nd, sizeof(**out));
+	for (size_t i = 0; i < nd; i++) {
+		snprintf((*out)[i].name, sizeof((*out)[i].name), "gpu%zu", i);
+		(*out)[i].device = (int)i;
+	}
+	*n = (int)nd;
+	rc = 0;
+out:
+	if (j)
+		json_decref(j);
+	strbuf_release(&sb);
+	free(runner);
+	return rc;
+}
+
+/*
+ * --per-gpu K: K workers on each GPU. Their runs take turns on the GPU through a lock file per
+ * GPU in the suite directory (CUTEGEN_GPU_LOCK: evaluations and profiles hold it), so their
+ * nvcc compiles overlap but no two timings share the GPU; each run's parallel compiles are
+ * scaled down so that all the workers together keep about two per core busy.
+ */
+void suite_workers_share_gpus(struct worker **ws, int *nw, int k, const char *suite_dir)
+{
+	int n = *nw * k;
+	if (n > WORKERS_MAX)
+		n = WORKERS_MAX;
+	struct worker *out = xcalloc((size_t)n, sizeof(*out));
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	long jobs = (2 * (cores > 0 ? cores : 1) + n - 1) / n;
+	const char *set = getenv("CUTEGEN_BUILD_JOBS");
+	for (int i = 0; i < n; i++) {
+		const struct worker *g = &(*ws)[i / k];
+		snprintf(out[i].name, sizeof(out[i].name), "%.32s.%d", g->name, i % k);
+		out[i].device = g->device;
+		out[i].env[0] = xasprintf("CUTEGEN_GPU_LOCK=%s/gpu%d.lock", suite_dir, g->device);
+		if (!(set && *set))
+			out[i].env[1] = xasprintf("CUTEGEN_BUILD_JOBS=%ld", jobs < 2 ? 2 : jobs);
+	}
+	free(*ws);
+	*ws = out;
+	*nw = n;
+}
+
+void suite_workers_free(struct worker *ws, int nw)
+{
+	for (int i = 0; i < nw; i++)
+		for (int e = 0; ws[i].env[e]; e++)
+			free(ws[i].env[e]);
+	free(ws);
+}
