@@ -901,7 +901,7 @@ static int run_node(struct agent *a, char **err)
 		n.source = src.buf;
 		emit(a, AGENT_EV_PHASE, "compile", NULL);
 		int b = build_checked(&a->o.build, src.buf, src.len, &pol, &br, &berr);
-		if (b == BUILD_REJECTED) {
+		if (b == CG_REJECTED) {
 			n.verdict = "policy";
 			feedback_policy(&pol, &fb);
 			if (pol.nr)

@@ -280,7 +280,7 @@ int builtin_space_for(const struct task *t, const char *arch, const char *dir,
 		int r = strbuf_read_file(&sb, path, TEMPLATE_MAX);
 		if (r) {
 			*err = xasprintf("cannot read the builtin family '%s' (CUTEGEN_BUILTIN_DIR): %s",
-					 path, r == -2 ? "larger than 1 MiB" : "missing or unreadable");
+					 path, r == CG_INPUT_TOOBIG ? "larger than 1 MiB" : "missing or unreadable");
 			free(path);
 			strbuf_release(&sb);
 			return -1;

@@ -216,7 +216,7 @@ int prompt_file_load(const char *dir, const char *name, struct strbuf *out, char
 		if (file_exists(path)) {
 			int r = strbuf_read_file(out, path, STAGES_MAX_FILE);
 			if (r)
-				*err = xasprintf(r == -2 ? "prompt file '%s' is too large"
+				*err = xasprintf(r == CG_INPUT_TOOBIG ? "prompt file '%s' is too large"
 							 : "cannot read prompt file '%s'", path);
 			free(path);
 			return r ? -1 : 0;

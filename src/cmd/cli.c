@@ -45,25 +45,20 @@ int print_help_page(const char *name)
 
 
 int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
-		      struct policy_report *pol, struct build_result *br, int *exit_code)
+		      struct policy_report *pol, struct build_result *br)
 {
 	int r = strbuf_read_file(src, kernel, POLICY_MAX_SOURCE);
 	if (r) {
-		if (r == -2)
+		if (r == CG_INPUT_TOOBIG)
 			error("kernel '%s' is larger than %u bytes", kernel, POLICY_MAX_SOURCE);
 		else
 			error("cannot read kernel '%s'", kernel);
-		*exit_code = EXIT_INPUT;
-		return -1;
+		return r;
 	}
 	char *err = NULL;
 	int b = build_checked(bo, src->buf, src->len, pol, br, &err);
-	if (b && b != BUILD_REJECTED) {
+	if (b && b != CG_REJECTED)
 		error("%s", err);
-		*exit_code = b == BUILD_E_USAGE ? EXIT_USAGE : b == BUILD_E_ENV ? EXIT_ENV : EXIT_INTERNAL;
-		free(err);
-		return -2;
-	}
 	free(err);
 	return b;
 }

@@ -137,7 +137,7 @@ int cmd_build(int argc, char **argv)
 	int r = strbuf_read_file(&src, file, 16u << 20);
 	if (r) {
 		error("cannot read kernel '%s': %s", file,
-		      r == -2 ? "larger than 16 MiB" : strerror(errno));
+		      r == CG_INPUT_TOOBIG ? "larger than 16 MiB" : strerror(errno));
 		rc = EXIT_INPUT;
 		goto done;
 	}
@@ -170,7 +170,7 @@ int cmd_build(int argc, char **argv)
 	int b = build_kernel(&bo, src.buf, src.len, &res, &berr);
 	if (b) {
 		error("%s", berr);
-		rc = b == BUILD_E_USAGE ? EXIT_USAGE : EXIT_ENV;
+		rc = exit_status_for(b);
 		goto done;
 	}
 

@@ -104,10 +104,12 @@ int cmd_eval(int argc, char **argv)
 		bo.cache_dir = cache_dir;
 		bo.no_cache = no_cache;
 		bo.deadline_s = compile_deadline;
-		int b = build_kernel_file(kernel, &bo, &src, &pol, &br, &rc);
-		if (b == -2)
+		int b = build_kernel_file(kernel, &bo, &src, &pol, &br);
+		if (b && b != CG_REJECTED) {
+			rc = exit_status_for(b);
 			goto out;
-		if (b == BUILD_REJECTED) {
+		}
+		if (b == CG_REJECTED) {
 			feedback_policy(&pol, &txt);
 			json_object_set_new(out, "stage", json_string("policy"));
 			json_object_set_new(out, "verdict", json_string("policy"));

@@ -93,7 +93,7 @@ static int read_prompt(const char *arg, struct strbuf *prompt)
 		return EXIT_USAGE;
 	}
 	int r = strbuf_read_fd(prompt, 0);
-	if (r == -2 || prompt->len > MAX_PROMPT) {
+	if (r == CG_INPUT_TOOBIG || prompt->len > MAX_PROMPT) {
 		error("the prompt on stdin is larger than %zu bytes", MAX_PROMPT);
 		return EXIT_INPUT;
 	}
@@ -193,7 +193,7 @@ fail:
 	error("%s", err ? err : llm_error_name(lrc));
 	if (json)
 		print_json(m ? llm_config_of(m) : NULL, m ? &reply : NULL, lrc, err);
-	rc = llm_error_exit_code(lrc);
+	rc = exit_status_for(llm_error_code(lrc));
 out:
 	llm_reply_release(&reply);
 	llm_close(m);

@@ -19,17 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int status_exit(int st)
-{
-	if (st == NCU_OK)
-		return EXIT_OK;
-	if (ncu_unavailable(st) || st == NCU_E_SETUP)
-		return EXIT_ENV;
-	if (st == NCU_E_KERNEL)
-		return EXIT_VERDICT;
-	return EXIT_EXTERNAL;
-}
-
 int cmd_profile(int argc, char **argv)
 {
 	const char *task_name = NULL, *arch = NULL, *so = NULL, *cache_dir = NULL, *ncu = NULL;
@@ -89,10 +78,12 @@ int cmd_profile(int argc, char **argv)
 		bo.cache_dir = cache_dir;
 		bo.no_cache = no_cache;
 		bo.deadline_s = compile_deadline;
-		int b = build_kernel_file(kernel, &bo, &src, &pol, &br, &rc);
-		if (b == -2)
+		int b = build_kernel_file(kernel, &bo, &src, &pol, &br);
+		if (b && b != CG_REJECTED) {
+			rc = exit_status_for(b);
 			goto out;
-		if (b == BUILD_REJECTED) {
+		}
+		if (b == CG_REJECTED) {
 			feedback_policy(&pol, &txt);
 			error("kernel '%s' is rejected by the policy check:\n%s", kernel, txt.buf);
 			rc = EXIT_VERDICT;
@@ -115,7 +106,7 @@ int cmd_profile(int argc, char **argv)
 	no.no_cache = no_cache;
 	no.keep_scratch = keep;
 	int st = ncu_profile(&no, t, so_path, &nr, &nerr);
-	rc = status_exit(st);
+	rc = exit_status_for(st); /* ncu's codes are extended codes of util/err.h */
 	json_object_set_new(out, "status", json_string(ncu_status_name(st)));
 	if (st != NCU_OK) {
 		json_object_set_new(out, "message", json_string(nerr ? nerr : ""));

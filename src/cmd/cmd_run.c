@@ -455,7 +455,7 @@ static struct llm *open_model(struct llm_config *cfg, int *rc)
 	if (r) {
 		error("%s", err);
 		free(err);
-		*rc = llm_error_exit_code(r);
+		*rc = exit_status_for(llm_error_code(r));
 		return NULL;
 	}
 	*rc = 0;
@@ -465,7 +465,7 @@ static struct llm *open_model(struct llm_config *cfg, int *rc)
 	if (!m) {
 		error("%s", err);
 		free(err);
-		*rc = llm_error_exit_code(r);
+		*rc = exit_status_for(llm_error_code(r));
 	}
 	return m;
 }
@@ -565,7 +565,7 @@ int cmd_run(int argc, char **argv)
 	if (r.seed) {
 		int sr = strbuf_read_file(&seed, r.seed, SEED_MAX);
 		if (sr) {
-			error(sr == -2 ? "seed kernel '%s' is larger than 1 MiB" : "cannot read seed kernel '%s'",
+			error(sr == CG_INPUT_TOOBIG ? "seed kernel '%s' is larger than 1 MiB" : "cannot read seed kernel '%s'",
 			      r.seed);
 			rc = EXIT_INPUT;
 			goto out;

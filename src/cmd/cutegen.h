@@ -22,8 +22,8 @@ enum {
 
 /*
  * The one place that turns a result code of util/err.h (CG_*, extended codes too) into an exit
- * status: usage 2, input 3, rejected 1 (a verdict), env 4, external and timeout 5,
- * interrupted 130, and io, internal and a plain failure 70.
+ * status: usage 2, input 3, rejected 1 (a verdict), env and io 4, external and timeout 5,
+ * interrupted 130, internal and a plain failure (CG_ERROR) 70.
  */
 int exit_status_for(int rc);
 
@@ -42,11 +42,12 @@ struct policy_report;
 struct strbuf;
 /*
  * Reads the kernel file and builds it (policy check, then nvcc through the cache): 0 when nvcc
- * ran (br->ok says whether it compiled), BUILD_REJECTED (-1) when the policy refused it (pol
- * says why), or -2 after printing the error, with the exit code for it in *exit_code.
+ * ran (br->ok says whether it compiled), CG_REJECTED when the policy refused it (pol says
+ * why), or another code of util/err.h after printing the error (CG_INPUT: the file is missing,
+ * unreadable or too large; exit_status_for() gives the exit status).
  */
 int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
-		      struct policy_report *pol, struct build_result *br, int *exit_code);
+		      struct policy_report *pol, struct build_result *br);
 
 /* Prints the help page of `name` (docs/cli/NAME.txt, embedded) to stdout; -1 if none. */
 int print_help_page(const char *name);

@@ -18,6 +18,7 @@ int exit_status_for(int rc)
 	case CG_REJECTED:
 		return EXIT_VERDICT;
 	case CG_ENV:
+	case CG_IO: /* a cache or scratch directory that cannot be written: the machine's */
 		return EXIT_ENV;
 	case CG_EXTERNAL:
 	case CG_TIMEOUT:

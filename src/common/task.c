@@ -1426,7 +1426,7 @@ struct task *task_load(const char *name_or_path, char **err)
 	struct strbuf sb = STRBUF_INIT;
 	struct task *t = NULL;
 	int r = strbuf_read_file(&sb, name_or_path, TASK_FILE_MAX);
-	if (r == -2) {
+	if (r == CG_INPUT_TOOBIG) {
 		*err = xasprintf("task file '%s' is larger than 1 MiB", name_or_path);
 	} else if (r) {
 		int e = errno;

@@ -298,7 +298,7 @@ static int abi_header(const struct build_opts *opts, const char *base, struct st
 		free(p);
 		if (!rc && !(*include_dir = realpath(opts->abi_include, NULL)))
 			*include_dir = xstrdup(opts->abi_include);
-		return rc ? BUILD_E_ENV : 0;
+		return rc ? CG_ENV : 0;
 	}
 	const struct embedded_file *f = embedded_find("include/" ABI_HEADER);
 	if (!f)
@@ -313,7 +313,7 @@ static int abi_header(const struct build_opts *opts, const char *base, struct st
 	    memcmp(have.buf, f->data, f->len)) {
 		if (mkdir_p(dir) || write_file_atomic(path, f->data, f->len)) {
 			*err = xasprintf("cannot write '%s': %s", path, strerror(errno));
-			rc = BUILD_E_IO;
+			rc = CG_IO;
 		}
 	}
 	strbuf_release(&have);
@@ -364,7 +364,7 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
 		*err = xasprintf("arch '%s' is not of the form sm_XY, sm_XYa or sm_XYf "
 				 "(e.g. sm_90a for H100/H200)", arch);
-		rc = BUILD_E_USAGE;
+		rc = CG_USAGE;
 		goto out;
 	}
 
@@ -373,13 +373,13 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 		if (!cutlass || !has_cute(cutlass)) {
 			*err = xasprintf("no CuTe headers in '%s' (expected cute/tensor.hpp there)",
 					 opts->cutlass_include);
-			rc = BUILD_E_ENV;
+			rc = CG_ENV;
 			goto out;
 		}
 	} else if (!(cutlass = build_find_cutlass_include())) {
 		*err = xstrdup("cannot find the CUTLASS headers; set CUTLASS_DIR to a CUTLASS "
 			       "checkout (with include/cute)");
-		rc = BUILD_E_ENV;
+		rc = CG_ENV;
 		goto out;
 	}
 
@@ -390,7 +390,7 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 		if (!mkdtemp(work)) {
 			*err = xasprintf("cannot create a directory like '%s': %s", work,
 					 strerror(errno));
-			rc = BUILD_E_IO;
+			rc = CG_IO;
 			goto out;
 		}
 	} else {
@@ -398,14 +398,14 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 		if (!cache_dir) {
 			*err = xstrdup("no cache directory: set XDG_CACHE_HOME or HOME, or pass "
 				       "--cache-dir");
-			rc = BUILD_E_IO;
+			rc = CG_IO;
 			goto out;
 		}
 		tmp_root = xasprintf("%s/tmp", cache_dir);
 		if (mkdir_p(tmp_root)) {
 			*err = xasprintf("cannot create the cache directory '%s': %s", tmp_root,
 					 strerror(errno));
-			rc = BUILD_E_IO;
+			rc = CG_IO;
 			goto out;
 		}
 		/* absolute, since nvcc runs inside the scratch directory */
@@ -424,12 +424,12 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 
 	argv = build_argv(opts, cutlass, abi_inc, err);
 	if (!argv) {
-		rc = BUILD_E_USAGE;
+		rc = CG_USAGE;
 		goto out;
 	}
 	const char *version = build_nvcc_version(argv[0], err);
 	if (!version) {
-		rc = BUILD_E_ENV;
+		rc = CG_ENV;
 		goto out;
 	}
 	path = xasprintf("%s/cutlass/version.h", cutlass);
@@ -464,7 +464,7 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 		if (!mkdtemp(work)) {
 			*err = xasprintf("cannot create a directory like '%s': %s", work,
 					 strerror(errno));
-			rc = BUILD_E_IO;
+			rc = CG_IO;
 			goto out;
 		}
 	}
@@ -473,7 +473,7 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	path = xasprintf("%s/kernel.cu", work);
 	if (write_file_atomic(path, source, len)) {
 		*err = xasprintf("cannot write '%s': %s", path, strerror(errno));
-		rc = BUILD_E_IO;
+		rc = CG_IO;
 		goto out;
 	}
 
@@ -492,7 +492,7 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	free(tmpdir_env);
 	if (run) {
 		*err = xasprintf("cannot run nvcc: %s", cp.errmsg);
-		rc = BUILD_E_ENV;
+		rc = CG_ENV;
 		goto out;
 	}
 	out->status = cp.status;
@@ -512,7 +512,7 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 		wrc = write_result_file(work, out);
 	if (wrc) {
 		*err = xasprintf("cannot write into '%s': %s", work, strerror(errno));
-		rc = BUILD_E_IO;
+		rc = CG_IO;
 		goto out;
 	}
 	out->log = strbuf_detach(&log, &out->log_len);
@@ -532,7 +532,7 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 			if (!dir_exists(entry)) {
 				*err = xasprintf("cannot install the cache entry '%s': %s", entry,
 						 strerror(errno));
-				rc = BUILD_E_IO;
+				rc = CG_IO;
 				goto out;
 			}
 		}
@@ -574,6 +574,6 @@ int build_checked(const struct build_opts *opts, const char *source, size_t len,
 		  struct policy_report *pol, struct build_result *out, char **err)
 {
 	if (policy_check(source, len, pol))
-		return BUILD_REJECTED;
+		return CG_REJECTED;
 	return build_kernel(opts, source, len, out, err);
 }

@@ -24,9 +24,9 @@
  *   1. struct build_opts o = BUILD_OPTS_INIT; set what differs from the defaults;
  *   2. struct build_result r = BUILD_RESULT_INIT;
  *      rc = build_kernel(&o, src, len, &r, &err);
- *      rc != 0: nothing was judged (err says why; the caller frees it): BUILD_E_USAGE for a
- *      bad option (arch), BUILD_E_ENV when nvcc cannot be run or CUTLASS is missing, BUILD_E_IO when the cache
- *      or a scratch directory cannot be written;
+ *      rc != 0: nothing was judged (err says why; the caller frees it), a code of
+ *      util/err.h: CG_USAGE for a bad option (arch), CG_ENV when nvcc cannot be run or
+ *      CUTLASS is missing, CG_IO when the cache or a scratch directory cannot be written;
  *      rc == 0: r.ok says whether the source compiled; r.diags has the parsed log;
  *   3. build_result_release(&r).
  */
@@ -36,16 +36,11 @@
 #include <stddef.h>
 
 #include "eval/nvcc_diag.h"
+#include "util/err.h"
 
 #define BUILD_DEFAULT_ARCH "sm_90a"
 #define BUILD_DEFAULT_DEADLINE_S 300.0
 #define BUILD_DEFAULT_LOG_CAP (1u << 20)
-
-enum {
-	BUILD_E_USAGE = 1,
-	BUILD_E_ENV = 2,    /* nvcc cannot be run, or no CUTLASS headers */
-	BUILD_E_IO = 3,
-};
 
 struct build_opts {
 	const char *nvcc;            /* program; NULL = "nvcc" from PATH, else
@@ -127,11 +122,10 @@ struct policy_report;
 
 /*
  * What eval, profile and the agent do with a candidate: the policy check, and only when it
- * passes, build_kernel(). Returns BUILD_REJECTED when the policy rejected the source (pol
+ * passes, build_kernel(). Returns CG_REJECTED when the policy rejected the source (pol
  * says why; nvcc did not run), 0 when the build was judged (r->ok says whether it compiled),
- * or a BUILD_E_* code with *err.
+ * or another code of util/err.h with *err, as build_kernel().
  */
-#define BUILD_REJECTED (-1)
 int build_checked(const struct build_opts *opts, const char *source, size_t len,
 		  struct policy_report *pol, struct build_result *out, char **err);
 

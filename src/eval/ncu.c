@@ -76,11 +76,19 @@ static const char *const sections[] = {
 
 const char *ncu_status_name(int status)
 {
-	static const char *const names[] = {
-		"ok", "missing", "permission", "unsupported", "no_kernels", "kernel_failed",
-		"timeout", "bad_output", "unknown_metric", "failed", "setup",
-	};
-	return status >= 0 && (size_t)status < ARRAY_SIZE(names) ? names[status] : "failed";
+	switch (status) {
+	case NCU_OK: return "ok";
+	case NCU_E_MISSING: return "missing";
+	case NCU_E_PERMISSION: return "permission";
+	case NCU_E_UNSUPPORTED: return "unsupported";
+	case NCU_E_NO_KERNELS: return "no_kernels";
+	case NCU_E_KERNEL: return "kernel_failed";
+	case NCU_E_TIMEOUT: return "timeout";
+	case NCU_E_OUTPUT: return "bad_output";
+	case NCU_E_METRIC: return "unknown_metric";
+	case NCU_E_SETUP: return "setup";
+	default: return "failed";
+	}
 }
 
 int ncu_unavailable(int status)
@@ -719,7 +727,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 			break;
 		}
 		int lr = strbuf_read_file(&logf, log_path, NCU_LOG_CAP);
-		if (lr == -2)
+		if (lr == CG_INPUT_TOOBIG)
 			strbuf_reset(&logf);
 		/* everything it said, for the classification and for the caller */
 		struct strbuf all = STRBUF_INIT;

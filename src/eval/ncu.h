@@ -30,21 +30,25 @@
 #include <jansson.h>
 
 #include "eval/ncu_csv.h"
+#include "util/err.h"
 #include "common/task.h"
 #include "util/strbuf.h"
 
+/* What ncu_profile() returns: extended codes of util/err.h (cg_primary() gives the kind). */
 enum ncu_status {
-	NCU_OK = 0,
-	NCU_E_MISSING,     /* no ncu program here */
-	NCU_E_PERMISSION,  /* ERR_NVGPUCTRPERM: the performance counters are restricted */
-	NCU_E_UNSUPPORTED, /* the GPU or driver cannot be profiled by this ncu */
-	NCU_E_NO_KERNELS,  /* ncu ran but profiled no kernel (the candidate launched none?) */
-	NCU_E_KERNEL,      /* the candidate failed under the runner (its verdict says how) */
-	NCU_E_TIMEOUT,     /* past the deadline */
-	NCU_E_OUTPUT,      /* ncu's output could not be read as CSV */
-	NCU_E_METRIC,      /* ncu does not know some metric names (retried internally) */
-	NCU_E_FAILED,      /* another ncu error */
-	NCU_E_SETUP        /* no runner, no scratch space, unreadable .so */
+	NCU_OK = CG_OK,
+	NCU_E_MISSING = CG_EXT(CG_ENV, 1),         /* no ncu program here */
+	NCU_E_PERMISSION = CG_EXT(CG_ENV, 2),      /* ERR_NVGPUCTRPERM: the counters are restricted */
+	NCU_E_UNSUPPORTED = CG_EXT(CG_ENV, 3),     /* the GPU or driver cannot be profiled by this ncu */
+	NCU_E_SETUP = CG_EXT(CG_ENV, 4),           /* no runner, no scratch space, unreadable .so */
+	NCU_E_KERNEL = CG_EXT(CG_REJECTED, 1),     /* the candidate failed under the runner (its
+						    * verdict says how) */
+	NCU_E_TIMEOUT = CG_EXT(CG_TIMEOUT, 1),     /* past the deadline */
+	NCU_E_NO_KERNELS = CG_EXT(CG_EXTERNAL, 1), /* ncu profiled no kernel (it launched none?) */
+	NCU_E_OUTPUT = CG_EXT(CG_EXTERNAL, 2),     /* ncu's output could not be read as CSV */
+	NCU_E_METRIC = CG_EXT(CG_EXTERNAL, 3),     /* ncu does not know some metric names (retried
+						    * internally) */
+	NCU_E_FAILED = CG_EXT(CG_EXTERNAL, 4)      /* another ncu error */
 };
 
 /* "missing", "permission", ...: stable names for JSON and logs. */

@@ -242,7 +242,7 @@ int config_load_llm(struct llm_config *cfg, char **err)
 	int rc = 0;
 	llm_config_init(cfg);
 	int r = strbuf_read_file(&sb, path, MAX_CONFIG_FILE);
-	if (r == -2) {
+	if (r == CG_INPUT_TOOBIG) {
 		*err = xasprintf("config '%s' is larger than %zu bytes", path, MAX_CONFIG_FILE);
 		rc = LLM_ERR_INPUT;
 		goto out;

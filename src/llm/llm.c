@@ -5,8 +5,8 @@
  * llm_anthropic.c, the other backends in llm_cmd.c and llm_replay.c.
  */
 #include "llm/config.h"
-#include "cmd/cutegen.h"
 #include "llm/llm_impl.h"
+#include "util/err.h"
 #include "common/proc.h"
 #include "util/xalloc.h"
 
@@ -28,25 +28,25 @@
 static const struct {
 	int err;
 	const char *name;
-	int exit_code;
+	int code; /* its kind: a result code of util/err.h */
 } errors[] = {
-	{ LLM_OK, "ok", EXIT_OK },
-	{ LLM_ERR_CONFIG, "config", EXIT_USAGE },
-	{ LLM_ERR_NO_KEY, "no_key", EXIT_ENV },
-	{ LLM_ERR_AUTH, "auth", EXIT_ENV },
-	{ LLM_ERR_BAD_REQUEST, "bad_request", EXIT_EXTERNAL },
-	{ LLM_ERR_NOT_FOUND, "not_found", EXIT_EXTERNAL },
-	{ LLM_ERR_RATE_LIMIT, "rate_limited", EXIT_EXTERNAL },
-	{ LLM_ERR_SERVER, "server", EXIT_EXTERNAL },
-	{ LLM_ERR_NETWORK, "network", EXIT_EXTERNAL },
-	{ LLM_ERR_TIMEOUT, "timeout", EXIT_EXTERNAL },
-	{ LLM_ERR_MALFORMED, "malformed", EXIT_EXTERNAL },
-	{ LLM_ERR_TRUNCATED, "truncated", EXIT_EXTERNAL },
-	{ LLM_ERR_TOO_BIG, "too_big", EXIT_EXTERNAL },
-	{ LLM_ERR_COMMAND, "command", EXIT_EXTERNAL },
-	{ LLM_ERR_REPLAY_END, "replay_end", EXIT_INPUT },
-	{ LLM_ERR_INPUT, "input", EXIT_INPUT },
-	{ LLM_ERR_IO, "io", EXIT_ENV },
+	{ LLM_OK, "ok", CG_OK },
+	{ LLM_ERR_CONFIG, "config", CG_USAGE },
+	{ LLM_ERR_NO_KEY, "no_key", CG_ENV },
+	{ LLM_ERR_AUTH, "auth", CG_ENV },
+	{ LLM_ERR_BAD_REQUEST, "bad_request", CG_EXTERNAL },
+	{ LLM_ERR_NOT_FOUND, "not_found", CG_EXTERNAL },
+	{ LLM_ERR_RATE_LIMIT, "rate_limited", CG_EXTERNAL },
+	{ LLM_ERR_SERVER, "server", CG_EXTERNAL },
+	{ LLM_ERR_NETWORK, "network", CG_EXTERNAL },
+	{ LLM_ERR_TIMEOUT, "timeout", CG_EXTERNAL },
+	{ LLM_ERR_MALFORMED, "malformed", CG_EXTERNAL },
+	{ LLM_ERR_TRUNCATED, "truncated", CG_EXTERNAL },
+	{ LLM_ERR_TOO_BIG, "too_big", CG_EXTERNAL },
+	{ LLM_ERR_COMMAND, "command", CG_EXTERNAL },
+	{ LLM_ERR_REPLAY_END, "replay_end", CG_INPUT },
+	{ LLM_ERR_INPUT, "input", CG_INPUT },
+	{ LLM_ERR_IO, "io", CG_IO },
 };
 
 const char *llm_error_name(int err)
@@ -65,12 +65,12 @@ int llm_error_from_name(const char *name)
 	return -1;
 }
 
-int llm_error_exit_code(int err)
+int llm_error_code(int err)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(errors); i++)
 		if (errors[i].err == err)
-			return errors[i].exit_code;
-	return EXIT_INTERNAL;
+			return errors[i].code;
+	return CG_INTERNAL;
 }
 
 /* ---- configuration values ---- */

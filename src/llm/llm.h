@@ -50,8 +50,10 @@ enum llm_error {
 const char *llm_error_name(int err);
 /* The error whose name that is, or -1. */
 int llm_error_from_name(const char *name);
-/* The exit code (cutegen.h) a command should end with for this error. */
-int llm_error_exit_code(int err);
+/* The kind of this error as a result code of util/err.h (CG_USAGE for a bad configuration,
+ * CG_ENV for a missing or refused key, CG_EXTERNAL for the server, ...); the command turns it
+ * into its exit status with exit_status_for(). */
+int llm_error_code(int err);
 
 /* Per-model prices in USD per million tokens; 0 = unknown. */
 struct llm_price {

@@ -122,7 +122,7 @@ static int replay_open(struct llm *m, char **err)
 	int rc = LLM_OK;
 	m->state = r;
 	int fr = strbuf_read_file(&sb, path, MAX_TRANSCRIPT);
-	if (fr == -2) {
+	if (fr == CG_INPUT_TOOBIG) {
 		*err = xasprintf("transcript '%s' is larger than %zu bytes", path, MAX_TRANSCRIPT);
 		rc = LLM_ERR_INPUT;
 		goto out;

@@ -170,7 +170,7 @@ static json_t *load_manifest(const char *path, char **err)
 	int r = strbuf_read_file(&sb, path, MANIFEST_MAX);
 	json_t *m = r ? NULL : json_loadb(sb.buf, sb.len, 0, NULL);
 	if (!json_is_object(m) || !json_is_array(json_object_get(m, "elements"))) {
-		*err = xasprintf(r == -2 ? "manifest '%s' is larger than 16 MiB"
+		*err = xasprintf(r == CG_INPUT_TOOBIG ? "manifest '%s' is larger than 16 MiB"
 				 : "cannot read manifest '%s' (missing or damaged)", path);
 		if (m)
 			json_decref(m);

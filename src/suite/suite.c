@@ -442,12 +442,12 @@ int suite_result_read(const char *suite_dir, long id, struct suite_task *t, char
 	json_t *o = NULL;
 	int rc = -1;
 	int r = strbuf_read_file(&sb, path, RESULT_MAX);
-	if (r == -1 && errno == ENOENT) {
+	if (r == CG_INPUT && errno == ENOENT) {
 		rc = 1;
 		goto out;
 	}
 	if (r) {
-		*err = xasprintf(r == -2 ? "result file '%s' is larger than 64 KiB"
+		*err = xasprintf(r == CG_INPUT_TOOBIG ? "result file '%s' is larger than 64 KiB"
 					 : "cannot read result file '%s'", path);
 		goto out;
 	}

@@ -145,12 +145,12 @@ int strbuf_read_fd(struct strbuf *sb, int fd)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -1;
+			return CG_INPUT;
 		}
 		if (n == 0)
 			return 0;
 		if (strbuf_add(sb, tmp, (size_t)n))
-			return -2;
+			return CG_INPUT_TOOBIG;
 	}
 }
 
@@ -158,7 +158,7 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max_bytes)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return CG_INPUT;
 	size_t old_cap = sb->cap;
 	if (max_bytes)
 		sb->cap = sb->len + max_bytes;

@@ -7,6 +7,8 @@
 #ifndef CUTEGEN_STRBUF_H
 #define CUTEGEN_STRBUF_H
 
+#include "util/err.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -38,9 +40,11 @@ int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 void strbuf_trim(struct strbuf *sb);
 int strbuf_starts_with(const struct strbuf *sb, const char *prefix);
 
-/* Reads all of fd into sb (appending). Returns 0, -1 on read error (errno set), -2 past the cap. */
+/* Reads all of fd into sb (appending). Returns 0, CG_INPUT on a read error (errno set), or
+ * CG_INPUT_TOOBIG past the cap (util/err.h). */
 int strbuf_read_fd(struct strbuf *sb, int fd);
-/* Reads a whole file. Returns 0, -1 on error (errno set), -2 if larger than max_bytes (0 = any). */
+/* Reads a whole file. Returns 0, CG_INPUT when it cannot be opened or read (errno set), or
+ * CG_INPUT_TOOBIG if larger than max_bytes (0 = any). */
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max_bytes);
 
 /* Helpers on plain strings. */

@@ -1,6 +1,7 @@
 /* Tests of the backends that need no network, through the public llm.h interface: replay
  * (order, running out, recorded errors), record -> replay round trip, cmd, and open errors. */
 #include "test.h"
+#include "cmd/cutegen.h"
 #include "llm/llm.h"
 #include "util/xalloc.h"
 
@@ -161,6 +162,6 @@ TEST(open_errors)
 	llm_config_release(&cfg);
 	CHECK_STR(llm_error_name(LLM_ERR_RATE_LIMIT), "rate_limited");
 	CHECK_INT(llm_error_from_name("timeout"), LLM_ERR_TIMEOUT);
-	CHECK_INT(llm_error_exit_code(LLM_ERR_NO_KEY), 4);
-	CHECK_INT(llm_error_exit_code(LLM_ERR_SERVER), 5);
+	CHECK_INT(exit_status_for(llm_error_code(LLM_ERR_NO_KEY)), 4);
+	CHECK_INT(exit_status_for(llm_error_code(LLM_ERR_SERVER)), 5);
 }
