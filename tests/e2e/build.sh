@@ -117,4 +117,15 @@ if [ "$a$b$c$d" = 2234 ]; then
 else
     nok "exit codes" "arch=$a flag=$b file=$c nvcc=$d (want 2 2 3 4)"
 fi
+# eval and profile of a kernel file that is not there: bad input (exit 3), never the policy's
+# verdict (build_kernel_file once returned the read failure as a policy rejection)
+for sub in eval profile; do
+    "$CUTEGEN" $sub "$work/no-such-kernel.cu" --task kb1/19_relu >"$work/missing.out" 2>"$work/missing.err"
+    mrc=$?
+    if [ $mrc -eq 3 ] && grep -q "cannot read kernel" "$work/missing.err" && ! grep -qi policy "$work/missing.out" "$work/missing.err"; then
+        ok "$sub of a missing kernel file: exit 3, 'cannot read kernel', no policy verdict"
+    else
+        nok "$sub of a missing kernel file" "rc=$mrc: $(cat "$work/missing.out" "$work/missing.err" | head -3)"
+    fi
+done
 exit $fail
