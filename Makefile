@@ -28,7 +28,7 @@ UNIT_SRC  := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CLI_OBJ    := $(call obj,$(UTIL_SRC) $(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
-RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/embedded_find.c $(UTIL_SRC)) \
+RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/verdict.c src/common/embedded_find.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
 
 .PHONY: all deps test test-unit test-gpu asan clean fuzz fuzz-targets fuzz-run

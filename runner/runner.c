@@ -20,6 +20,7 @@
 #include "blas.h"
 #include "devkern.h"
 #include "common/task.h"
+#include "common/verdict.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -83,7 +84,7 @@ struct ctx {
 	double *rowstat;
 
 	json_t *report, *checks;
-	const char *verdict;
+	enum verdict verdict;
 	struct strbuf message;
 	double t_start;
 };
@@ -101,11 +102,11 @@ static void phase(const char *name)
 	fflush(stdout);
 }
 
-static void fail(struct ctx *c, const char *verdict, const char *fmt, ...)
+static void fail(struct ctx *c, enum verdict verdict, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void fail(struct ctx *c, const char *verdict, const char *fmt, ...)
+static void fail(struct ctx *c, enum verdict verdict, const char *fmt, ...)
 {
-	if (strcmp(c->verdict, "pass"))
+	if (c->verdict != VERDICT_PASS)
 		return; /* the first failure is the verdict */
 	c->verdict = verdict;
 	va_list ap;
@@ -140,7 +141,7 @@ static DLDataType dl_type(enum dtype d)
 
 static int write_report(struct ctx *c)
 {
-	json_object_set_new(c->report, "verdict", json_string(c->verdict));
+	json_object_set_new(c->report, "verdict", json_string(verdict_name(c->verdict)));
 	json_object_set_new(c->report, "message", json_string(c->message.buf));
 	json_object_set_new(c->report, "runner_s", json_real(wall_s() - c->t_start));
 	char *text = json_dumps(c->report, JSON_INDENT(1) | JSON_SORT_KEYS);
@@ -164,7 +165,7 @@ static int cuda_ok(struct ctx *c, cudaError_t e, const char *what)
 {
 	if (e == cudaSuccess)
 		return 1;
-	fail(c, "runner_error", "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+	fail(c, VERDICT_RUNNER_ERROR, "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
 	return 0;
 }
 
@@ -190,7 +191,7 @@ static int alloc_tensors(struct ctx *c)
 			c->n_in++;
 		cudaError_t e = cudaMalloc(&x->d, x->bytes);
 		if (e) {
-			fail(c, "runner_error", "cannot allocate tensor '%s' (%.2f GB): %s", x->spec.name,
+			fail(c, VERDICT_RUNNER_ERROR, "cannot allocate tensor '%s' (%.2f GB): %s", x->spec.name,
 			     (double)x->bytes / 1e9, cudaGetErrorString(e));
 			return -1;
 		}
@@ -223,17 +224,17 @@ static int load_kernel(struct ctx *c)
 {
 	c->so = dlopen(c->kernel_path, RTLD_NOW | RTLD_LOCAL);
 	if (!c->so) {
-		fail(c, "abi_error", "cannot load the kernel: %s", dlerror());
+		fail(c, VERDICT_ABI_ERROR, "cannot load the kernel: %s", dlerror());
 		return -1;
 	}
 	const int *ver = dlsym(c->so, "cutegen_abi_version");
 	c->launch = (cutegen_launch_fn)dlsym(c->so, "cutegen_launch");
 	if (!c->launch) {
-		fail(c, "abi_error", "the kernel exports no 'cutegen_launch' (declare it with CUTEGEN_KERNEL)");
+		fail(c, VERDICT_ABI_ERROR, "the kernel exports no 'cutegen_launch' (declare it with CUTEGEN_KERNEL)");
 		return -1;
 	}
 	if (!ver || *ver != CUTEGEN_ABI_VERSION) {
-		fail(c, "abi_error", "the kernel's cutegen_abi_version is %s (want %d: add CUTEGEN_DECLARE_ABI();)",
+		fail(c, VERDICT_ABI_ERROR, "the kernel's cutegen_abi_version is %s (want %d: add CUTEGEN_DECLARE_ABI();)",
 		     ver ? "another" : "missing", CUTEGEN_ABI_VERSION);
 		return -1;
 	}
@@ -243,7 +244,7 @@ static int load_kernel(struct ctx *c)
 		build_dl(c, ins, outs);
 		c->ws_bytes = wsfn(ins, c->n_in, outs, c->n_out, c->scalars, c->nscalars);
 		if (c->ws_bytes > ((size_t)64 << 30)) {
-			fail(c, "abi_error", "the kernel asks for %zu bytes of workspace (limit 64 GiB)", c->ws_bytes);
+			fail(c, VERDICT_ABI_ERROR, "the kernel asks for %zu bytes of workspace (limit 64 GiB)", c->ws_bytes);
 			return -1;
 		}
 		if (c->ws_bytes && !cuda_ok(c, cudaMalloc(&c->ws, c->ws_bytes), "allocating the workspace"))
@@ -306,7 +307,7 @@ static int verify_inputs(struct ctx *c)
 		if (!cuda_ok(c, (cudaError_t)dk_verify_fill(x->d, &x->fill, &bad, c->scratch, c->s), "checking inputs"))
 			return -1;
 		if (bad) {
-			fail(c, "inputs_modified", "the kernel modified its input '%s' (%llu of %lld elements changed); "
+			fail(c, VERDICT_INPUTS_MODIFIED, "the kernel modified its input '%s' (%llu of %lld elements changed); "
 			     "inputs are read-only", x->spec.name, bad, (long long)x->numel);
 			return -1;
 		}
@@ -325,12 +326,12 @@ static int call_candidate(struct ctx *c)
 	memcpy(scalars, c->scalars, sizeof(scalars));
 	int rc = c->launch(ins, c->n_in, outs, c->n_out, scalars, c->nscalars, c->ws, c->ws_bytes, c->s);
 	if (rc) {
-		fail(c, "launch_error", "cutegen_launch returned %d: the kernel rejected these arguments", rc);
+		fail(c, VERDICT_LAUNCH_ERROR, "cutegen_launch returned %d: the kernel rejected these arguments", rc);
 		return -1;
 	}
 	cudaError_t e = cudaGetLastError();
 	if (e) {
-		fail(c, e == cudaErrorLaunchFailure || e == cudaErrorIllegalAddress ? "cuda_error" : "launch_error",
+		fail(c, e == cudaErrorLaunchFailure || e == cudaErrorIllegalAddress ? VERDICT_CUDA_ERROR : VERDICT_LAUNCH_ERROR,
 		     "launching the kernel failed: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
 		return -1;
 	}
@@ -343,7 +344,7 @@ static int sync_candidate(struct ctx *c)
 	if (e == cudaSuccess)
 		e = cudaGetLastError();
 	if (e) {
-		fail(c, "cuda_error", "the kernel failed on the device: %s (%s)", cudaGetErrorName(e),
+		fail(c, VERDICT_CUDA_ERROR, "the kernel failed on the device: %s (%s)", cudaGetErrorName(e),
 		     cudaGetErrorString(e));
 		return -1;
 	}
@@ -486,12 +487,12 @@ static int setup_gemm_refs(struct ctx *c)
 	char err[256];
 	c->ref_plan = blas_plan_new(d, c->ref_a, c->ref_b, c->ref, 0, c->s, err, sizeof(err));
 	if (!c->ref_plan) {
-		fail(c, "runner_error", "cannot build the cuBLASLt reference: %s", err);
+		fail(c, VERDICT_RUNNER_ERROR, "cannot build the cuBLASLt reference: %s", err);
 		return -1;
 	}
 	c->scale_plan = blas_plan_new(d, c->abs_a, c->abs_b, c->scale, 0, c->s, err, sizeof(err));
 	if (!c->scale_plan) {
-		fail(c, "runner_error", "cannot build the cuBLASLt scale GEMM: %s", err);
+		fail(c, VERDICT_RUNNER_ERROR, "cannot build the cuBLASLt scale GEMM: %s", err);
 		return -1;
 	}
 	return 0;
@@ -519,7 +520,7 @@ static int compute_reference(struct ctx *c)
 		if (!e)
 			e = blas_plan_run(c->scale_plan, c->s);
 		if (e) {
-			fail(c, "runner_error", "the cuBLASLt reference failed (status %d)", e);
+			fail(c, VERDICT_RUNNER_ERROR, "the cuBLASLt reference failed (status %d)", e);
 			return -1;
 		}
 	} else if (t->op == OP_SOFTMAX || t->op == OP_LOG_SOFTMAX) {
@@ -783,7 +784,7 @@ static int check_stream_escape(struct ctx *c, json_t *note)
 		goto out;
 	json_object_set_new(note, "stream_check", json_string("ok"));
 	if (g->written) {
-		fail(c, "timing_escape", "%llu output elements were written while the stream the kernel was "
+		fail(c, VERDICT_TIMING_ESCAPE, "%llu output elements were written while the stream the kernel was "
 		     "given was held closed: the kernel launches work on another stream (or the default "
 		     "stream), which escapes timing and ordering; launch on the given stream", g->written);
 		goto out;
@@ -816,14 +817,14 @@ static int check_once(struct ctx *c, enum dist dist, int seed, const char *label
 	int rc = 0;
 	if (st.bad) {
 		if (!strcmp(label, "after_timing"))
-			fail(c, "stale_output", "correct at first, but wrong on fresh inputs after timing "
+			fail(c, VERDICT_STALE_OUTPUT, "correct at first, but wrong on fresh inputs after timing "
 			     "(results kept between calls?): %s", summary.buf);
 		else if (reduced_precision(c, &st, &cmp))
-			fail(c, "precision", "close but not within the '%s' contract: errors up to %.3g times "
+			fail(c, VERDICT_PRECISION, "close but not within the '%s' contract: errors up to %.3g times "
 			     "the tolerance, the size reduced-precision arithmetic makes (TF32, fp16 or "
 			     "approximate math?): %s", precision_name(c->t->precision), st.max_ratio, summary.buf);
 		else
-			fail(c, "incorrect", "%s", summary.buf);
+			fail(c, VERDICT_INCORRECT, "%s", summary.buf);
 		rc = -1;
 	}
 	strbuf_release(&summary);
@@ -844,7 +845,7 @@ static int launch_blas_cb(struct ctx *c, void *arg)
 {
 	int e = blas_plan_run(arg, c->s);
 	if (e)
-		fail(c, "runner_error", "the cuBLASLt baseline failed (status %d)", e);
+		fail(c, VERDICT_RUNNER_ERROR, "the cuBLASLt baseline failed (status %d)", e);
 	return e ? -1 : 0;
 }
 
@@ -950,7 +951,7 @@ static int cross_batch(struct ctx *c, int n, double *host_ms, double *ev_ms)
 	cudaError_t e = cudaDeviceSynchronize();
 	*host_ms = (wall_s() - t0) * 1e3 / n;
 	if (e) {
-		fail(c, "cuda_error", "the kernel failed on the device: %s", cudaGetErrorString(e));
+		fail(c, VERDICT_CUDA_ERROR, "the kernel failed on the device: %s", cudaGetErrorString(e));
 		goto out;
 	}
 	float ev_total = 0;
@@ -981,7 +982,7 @@ static int cross_check(struct ctx *c, double event_ms_hint, json_t *timing)
 	json_object_set_new(timing, "host_ms_per_call", json_real(host_ms));
 	json_object_set_new(timing, "event_ms_per_call_warm", json_real(ev_ms));
 	if (excess > 0) {
-		fail(c, "timing_escape", "the host clock sees %.4f ms per call but events on the given stream "
+		fail(c, VERDICT_TIMING_ESCAPE, "the host clock sees %.4f ms per call but events on the given stream "
 		     "see %.4f ms: the kernel does work outside the stream it was given", host_ms, ev_ms);
 		return -1;
 	}
@@ -1203,7 +1204,7 @@ int main(int argc, char **argv)
 {
 	struct ctx c;
 	memset(&c, 0, sizeof(c));
-	c.verdict = "pass";
+	c.verdict = VERDICT_PASS;
 	strbuf_init(&c.message, 0);
 	c.t_start = wall_s();
 	for (int i = 1; i < argc; i++) {
@@ -1248,13 +1249,13 @@ int main(int argc, char **argv)
 	struct strbuf text = STRBUF_INIT;
 	char *err = NULL;
 	if (strbuf_read_file(&text, c.task_path, 1 << 20)) {
-		fail(&c, "task_error", "cannot read the task file '%s'", c.task_path);
+		fail(&c, VERDICT_TASK_ERROR, "cannot read the task file '%s'", c.task_path);
 		goto report;
 	}
 	c.t = task_parse_json(text.buf, text.len, c.task_path, &err);
 	strbuf_release(&text);
 	if (!c.t) {
-		fail(&c, "task_error", "%s", err);
+		fail(&c, VERDICT_TASK_ERROR, "%s", err);
 		free(err);
 		goto report;
 	}
@@ -1267,12 +1268,12 @@ int main(int argc, char **argv)
 	int ndev = 0;
 	cudaError_t e = cudaGetDeviceCount(&ndev);
 	if (e || ndev == 0) {
-		fail(&c, "no_device", "no CUDA device: kernels can be compiled but not evaluated (%s)",
+		fail(&c, VERDICT_NO_DEVICE, "no CUDA device: kernels can be compiled but not evaluated (%s)",
 		     no_device_reason(e));
 		goto report;
 	}
 	if (c.device < 0 || c.device >= ndev) {
-		fail(&c, "no_device", "no CUDA device %d (this machine has %d)", c.device, ndev);
+		fail(&c, VERDICT_NO_DEVICE, "no CUDA device %d (this machine has %d)", c.device, ndev);
 		goto report;
 	}
 	if (!cuda_ok(&c, cudaSetDevice(c.device), "selecting the device") ||
@@ -1325,15 +1326,15 @@ int main(int argc, char **argv)
 	int seeds = c.t->seeds > 0 ? c.t->seeds : 2;
 	if (c.quick && seeds > 1)
 		seeds = 1;
-	for (int d = 0; d < c.t->n_dists && !strcmp(c.verdict, "pass"); d++)
-		for (int s = 0; s < seeds && !strcmp(c.verdict, "pass"); s++) {
+	for (int d = 0; d < c.t->n_dists && c.verdict == VERDICT_PASS; d++)
+		for (int s = 0; s < seeds && c.verdict == VERDICT_PASS; s++) {
 			char ph[64];
 			snprintf(ph, sizeof(ph), "check %s seed %d", dist_name(c.t->dists[d]), s);
 			phase(ph);
 			check_once(&c, c.t->dists[d], s, "before_timing");
 		}
 	json_object_set_new(c.report, "check_s", json_real(wall_s() - t_check));
-	if (strcmp(c.verdict, "pass"))
+	if (c.verdict != VERDICT_PASS)
 		goto report;
 
 	phase("timing");

@@ -6,6 +6,7 @@
  * place the state changes, and it reads nothing but the stored node, so agent_restore()
  * rebuilds the state of a killed run by applying its stored nodes in order.
  */
+#include "common/verdict.h"
 #include "agent/agent.h"
 #include "agent/builtin.h"
 #include "agent/feedback.h"
@@ -189,7 +190,7 @@ static void fmt_metrics(struct strbuf *sb, double ms, double speedup, double roo
 
 static int passed(const struct store_node *n)
 {
-	return !strcmp(n->verdict, "pass");
+	return verdict_parse(n->verdict) == VERDICT_PASS;
 }
 
 /*
@@ -564,7 +565,7 @@ static void maybe_profile(struct agent *a, struct store_node *n)
 		free(a->profile);
 		a->profile = strbuf_detach(&sb, NULL);
 		a->profiled_node = a->best_node;
-		n->profile = a->profile; /* read, not taken, by store_add_node */
+		n->profile = xstrdup(a->profile); /* the node owns its copy */
 	} else if (r == 1) {
 		a->profile_unavailable = 1;
 		emit(a, AGENT_EV_NOTE, err, NULL);
@@ -787,253 +788,313 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 		prebuild(a);
 	}
 	a->step++;
-	n->kind = a->best_src ? "optimize" : "generate";
+	n->kind = xstrdup(a->best_src ? "optimize" : "generate");
 	n->parent = a->cur_node;
-	n->change = what;
+	n->change = what; /* heap: the node owns it */
 	builtin_render(&a->bsp, a->task, &cfg, src);
 	return 0;
 }
 
-/* One node: ask, parse, check, compile, evaluate, judge, store, apply. */
-static int run_node(struct agent *a, char **err)
-{
-	double t0 = now_s();
-	struct store_node n = { 0 };
-	struct store_llm_call call = { 0 };
-	struct llm_reply reply = LLM_REPLY_INIT;
-	struct strbuf sys = STRBUF_INIT, user = STRBUF_INIT, src = STRBUF_INIT, fb = STRBUF_INIT;
-	struct policy_report pol = POLICY_REPORT_INIT;
-	struct build_result br = BUILD_RESULT_INIT;
-	struct eval_result er = EVAL_RESULT_INIT;
-	char *lerr = NULL, *perr = NULL, *berr = NULL, *eerr = NULL, *report_text = NULL;
-	int rc = -1, have_src = 0;
-	const char *base = NULL; /* the kernel this node edits */
+/*
+ * One node while it is made. Its store_node owns every string (heap, the rule of store.h):
+ * the phases below fill them and node_release() frees them once, whichever way the node ends.
+ */
+struct node_work {
+	struct store_node n;
+	struct store_llm_call call;   /* its strings are the reply's, which lives as long */
+	struct llm_reply reply;
+	struct strbuf src, fb;        /* the candidate, and what the next prompt says about it */
+	struct build_result br;
+	struct eval_result er;
+	const char *base;             /* the kernel this node edits */
+	int have_src;
+	double t0;
+};
 
-	n.iteration = a->totals.nodes + 1;
-	n.ms = n.speedup = n.roofline_fraction = -1;
+static void node_release(struct node_work *w)
+{
+	store_node_release(&w->n);
+	llm_reply_release(&w->reply);
+	strbuf_release(&w->src);
+	strbuf_release(&w->fb);
+	build_result_release(&w->br);
+	eval_result_release(&w->er);
+}
+
+/*
+ * The node ends without a node of its own because something outside the candidate failed:
+ * the loop stops (why: taken), and the model call that was made is still recorded, with
+ * what went wrong.
+ */
+static void stop_and_record_call(struct agent *a, enum agent_stop stop, char *why,
+				 struct store_llm_call *call, const char *call_error)
+{
+	set_stop(a, stop, why);
+	call->error = call_error;
+	char *serr = NULL;
+	if (store_add_call(a->store, call, &serr))
+		free(serr);
+}
+
+/* What the node is (kind, parent, stage, step) and, for the builtin policy and the seed,
+ * its source. 1 when there is no node to make (the walk is over, no model). */
+static int node_start(struct agent *a, struct node_work *w)
+{
+	struct store_node *n = &w->n;
+	n->iteration = a->totals.nodes + 1;
+	n->ms = n->speedup = n->roofline_fraction = -1;
 	if (a->o.builtin) {
-		if (builtin_node(a, &n, &src))
-			return 0; /* the walk is over */
-		have_src = 1;
+		if (builtin_node(a, n, &w->src))
+			return 1; /* the walk is over */
+		w->have_src = 1;
 	} else if (a->totals.nodes == 0 && a->o.seed_source) {
-		n.kind = "seed";
+		n->kind = xstrdup("seed");
 		a->step++;
 	} else if (a->step_open) {
-		n.kind = "fix";
-		n.attempt = a->attempt;
-		n.parent = a->fail_node ? a->fail_node : a->cur_node;
-		base = a->fail_src ? a->fail_src : a->cur_src;
+		n->kind = xstrdup("fix");
+		n->attempt = a->attempt;
+		n->parent = a->fail_node ? a->fail_node : a->cur_node;
+		w->base = a->fail_src ? a->fail_src : a->cur_src;
 	} else {
 		a->step++;
-		n.kind = a->best_src ? "optimize" : "generate";
-		n.parent = a->cur_node;
-		base = a->cur_src;
+		n->kind = xstrdup(a->best_src ? "optimize" : "generate");
+		n->parent = a->cur_node;
+		w->base = a->cur_src;
 	}
-	n.stage = a->stage;
-	n.step = a->step;
-	if (strcmp(n.kind, "seed") && !a->llm && !a->o.builtin) {
+	n->stage = a->stage;
+	n->step = a->step;
+	if (strcmp(n->kind, "seed") && !a->llm && !a->o.builtin) {
 		set_stop(a, AGENT_STOP_NO_MODEL,
 			 xstrdup("no model configured: only the seed kernel was judged"));
-		return 0;
+		return 1;
 	}
 	if (!a->o.builtin)
-		maybe_profile(a, &n); /* the policy reads measurements, not profiles */
-
-	if (a->o.builtin) {
-		/* the candidate is in src */
-	} else if (!strcmp(n.kind, "seed")) {
-		strbuf_addstr(&src, a->o.seed_source);
-		have_src = 1;
-		n.change = "the seed kernel given with --seed-kernel";
-	} else {
-		if (build_prompt(a, n.kind, base, &sys, &user, &perr)) {
-			*err = xasprintf("cannot build the prompt: %s", perr);
-			goto out;
-		}
-		n.prompt = user.buf;
-		struct llm_message msgs[2] = { { "system", sys.buf }, { "user", user.buf } };
-		emit(a, AGENT_EV_PHASE, "llm", NULL);
-		int lrc = llm_complete(a->llm, msgs, 2, &reply, &lerr);
-		n.llm_s = reply.seconds;
-		n.tokens_in = reply.in_tokens;
-		n.tokens_out = reply.out_tokens;
-		n.cost_usd = reply.cost_usd;
-		call.request_json = reply.request_json;
-		call.response_raw = reply.response_raw;
-		call.reply_text = reply.text;
-		call.model = reply.model;
-		call.stop = reply.stop_raw;
-		call.in_tokens = reply.in_tokens;
-		call.out_tokens = reply.out_tokens;
-		call.cached_tokens = reply.cached_tokens;
-		call.cost_usd = reply.cost_usd;
-		call.seconds = reply.seconds;
-		call.attempts = reply.attempts;
-		if (lrc != LLM_OK) {
-			call.error = lerr;
-			char *serr = NULL;
-			if (store_add_call(a->store, &call, &serr))
-				free(serr);
-			set_stop(a, AGENT_STOP_MODEL_ERROR,
-				 xasprintf("the model failed (%s): %s", llm_error_name(lrc),
-					   lerr ? lerr : "no message"));
-			a->totals.tokens_in += reply.in_tokens;
-			a->totals.tokens_out += reply.out_tokens;
-			a->totals.cost_usd += reply.cost_usd;
-			rc = 0;
-			goto out;
-		}
-		n.change = agent_change_line(reply.text);
-		enum reply_form form;
-		char *rerr = NULL;
-		if (reply_parse(reply.text ? reply.text : "", reply.text ? strlen(reply.text) : 0,
-				reply.stop == LLM_STOP_LENGTH, base, &src, &form, &rerr)) {
-			n.verdict = "bad_reply";
-			strbuf_addf(&fb, "Your reply could not be used: %s.\n", rerr);
-			first_line(rerr, &n.message);
-			free(rerr);
-		} else {
-			have_src = 1;
-		}
+		maybe_profile(a, n); /* the policy reads measurements, not profiles */
+	if (!a->o.builtin && !strcmp(n->kind, "seed")) {
+		strbuf_addstr(&w->src, a->o.seed_source);
+		w->have_src = 1;
+		n->change = xstrdup("the seed kernel given with --seed-kernel");
 	}
+	return 0;
+}
 
-	if (have_src) {
-		n.source = src.buf;
-		emit(a, AGENT_EV_PHASE, "compile", NULL);
-		int b = build_checked(&a->o.build, src.buf, src.len, &pol, &br, &berr);
-		if (b == CG_REJECTED) {
-			n.verdict = "policy";
-			feedback_policy(&pol, &fb);
-			if (pol.nr)
-				n.message = xasprintf("line %d: rule '%s'", pol.items[0].line, pol.items[0].rule);
-		} else {
-			if (b) {
-				set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot compile: %s", berr));
-				call.error = "the candidate could not be compiled (environment)";
-				char *serr = NULL;
-				if (store_add_call(a->store, &call, &serr))
-					free(serr);
-				rc = 0;
-				goto out;
-			}
-			n.compile_s = br.cache_hit ? 0 : br.compile_s;
-			n.compile_log = br.log;
-			if (br.cache_hit)
-				a->totals.cache_hits++;
-			else
-				a->totals.compiles++;
-			if (!br.ok) {
-				n.verdict = "compile_error";
-				feedback_compile(&br, src.buf, src.len, a->o.build.deadline_s, &fb);
-				const struct diag *d = diag_first_error(&br.diags);
-				if (d) {
-					struct strbuf one = STRBUF_INIT;
-					diag_format_one(d, &one);
-					n.message = strbuf_detach(&one, NULL);
-				} else {
-					n.message = xstrdup(br.timed_out ? "compile deadline passed" : "nvcc failed");
-				}
-			}
-		}
-	}
-
-	if (have_src && !n.verdict) {
-		emit(a, AGENT_EV_PHASE, "evaluate", NULL);
-		double e0 = now_s();
-		int r = a->o.recorded_evals ? eval_recorded(a, src.buf, &er, &eerr)
-					    : eval_run(&a->o.eval, a->task, br.so_path, &er, &eerr);
-		n.eval_s = now_s() - e0;
-		if (r) {
-			set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", eerr));
-			call.error = "the candidate could not be evaluated (environment)";
-			char *serr = NULL;
-			if (store_add_call(a->store, &call, &serr))
-				free(serr);
-			rc = 0;
-			goto out;
-		}
-		a->totals.evals++;
-		if (!strcmp(er.verdict, "no_device")) {
-			/* not the kernel's fault: no later node can do better here */
-			set_stop(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", er.message));
-			call.error = "the candidate could not be evaluated (no GPU)";
-			char *serr = NULL;
-			if (store_add_call(a->store, &call, &serr))
-				free(serr);
-			rc = 0;
-			goto out;
-		}
-		n.evaluator_s = er.wall_s;
-		if (a->o.record_evals && !a->o.recorded_evals)
-			record_eval(a, src.buf, &er);
-		n.verdict = er.verdict;
-		if (er.report) {
-			report_text = json_dumps(er.report, JSON_COMPACT | JSON_SORT_KEYS);
-			n.report_json = report_text;
-		}
-		if (eval_passed(&er)) {
-			n.ms = er.ms;
-			n.speedup = er.speedup;
-			n.roofline_fraction = er.roofline_fraction;
-			n.message = xstrdup("correct");
-		} else {
-			feedback_eval(&er, &fb);
-			first_line(er.message && *er.message ? er.message : er.verdict, &n.message);
-			if ((!strcmp(er.verdict, "cuda_error") || !strcmp(er.verdict, "crash")) &&
-			    !a->o.recorded_evals && !a->o.no_memcheck) {
-				emit(a, AGENT_EV_PHASE, "memcheck", NULL);
-				char *runner = a->o.eval.runner ? xstrdup(a->o.eval.runner) : paths_runner();
-				char *merr = NULL;
-				double m0 = now_s();
-				if (runner && feedback_memcheck(runner, a->task, br.so_path, 300, &fb, &merr) < 0) {
-					char *t = xasprintf("memcheck: %s", merr);
-					emit(a, AGENT_EV_NOTE, t, NULL);
-					free(t);
-				}
-				n.eval_s += now_s() - m0;
-				free(merr);
-				free(runner);
-			}
-		}
-	}
-	if (!n.verdict)
-		n.verdict = "bad_reply";
-	n.feedback = fb.len ? fb.buf : NULL;
-	n.outcome = (char *)judge(a, &n);
-	n.total_s = now_s() - t0;
-	if (store_add_node(a->store, &n, a->llm && strcmp(n.kind, "seed") ? &call : NULL, err))
+/* Asks the model and parses its reply into the source (or the bad_reply verdict). 1 when
+ * the model failed (the loop stops), -1 with *err when the prompt cannot be built. */
+static int node_ask_model(struct agent *a, struct node_work *w, char **err)
+{
+	struct store_node *n = &w->n;
+	struct strbuf sys = STRBUF_INIT, user = STRBUF_INIT;
+	char *perr = NULL, *lerr = NULL, *rerr = NULL;
+	int rc = -1;
+	if (build_prompt(a, n->kind, w->base, &sys, &user, &perr)) {
+		*err = xasprintf("cannot build the prompt: %s", perr);
 		goto out;
-	if (!strcmp(n.outcome, "best")) {
-		free(a->best_so);
-		a->best_so = br.ok ? xstrdup(br.so_path) : NULL;
 	}
-	apply_node(a, &n, 0);
-	if (!strcmp(n.outcome, "best") && a->o.run_dir) {
+	n->prompt = xstrdup(user.buf);
+	struct llm_message msgs[2] = { { "system", sys.buf }, { "user", user.buf } };
+	emit(a, AGENT_EV_PHASE, "llm", NULL);
+	struct llm_reply *r = &w->reply;
+	int lrc = llm_complete(a->llm, msgs, 2, r, &lerr);
+	n->llm_s = r->seconds;
+	n->tokens_in = r->in_tokens;
+	n->tokens_out = r->out_tokens;
+	n->cost_usd = r->cost_usd;
+	w->call = (struct store_llm_call){
+		.request_json = r->request_json, .response_raw = r->response_raw,
+		.reply_text = r->text, .model = r->model, .stop = r->stop_raw,
+		.in_tokens = r->in_tokens, .out_tokens = r->out_tokens,
+		.cached_tokens = r->cached_tokens, .cost_usd = r->cost_usd,
+		.seconds = r->seconds, .attempts = r->attempts,
+	};
+	if (lrc != LLM_OK) {
+		a->totals.tokens_in += r->in_tokens;
+		a->totals.tokens_out += r->out_tokens;
+		a->totals.cost_usd += r->cost_usd;
+		stop_and_record_call(a, AGENT_STOP_MODEL_ERROR,
+				     xasprintf("the model failed (%s): %s", llm_error_name(lrc),
+					       lerr ? lerr : "no message"), &w->call, lerr);
+		rc = 1;
+		goto out;
+	}
+	n->change = agent_change_line(r->text);
+	enum reply_form form;
+	if (reply_parse(r->text ? r->text : "", r->text ? strlen(r->text) : 0,
+			r->stop == LLM_STOP_LENGTH, w->base, &w->src, &form, &rerr)) {
+		n->verdict = xstrdup(verdict_name(VERDICT_BAD_REPLY));
+		strbuf_addf(&w->fb, "Your reply could not be used: %s.\n", rerr);
+		first_line(rerr, &n->message);
+	} else {
+		w->have_src = 1;
+	}
+	rc = 0;
+out:
+	free(perr);
+	free(lerr);
+	free(rerr);
+	strbuf_release(&sys);
+	strbuf_release(&user);
+	return rc;
+}
+
+/* The policy check and the compile (verdicts policy, compile_error). 1 when the compiler
+ * cannot run (the loop stops). */
+static int node_build(struct agent *a, struct node_work *w)
+{
+	struct store_node *n = &w->n;
+	struct policy_report pol = POLICY_REPORT_INIT;
+	char *berr = NULL;
+	int rc = 0;
+	n->source = xstrdup(w->src.buf);
+	emit(a, AGENT_EV_PHASE, "compile", NULL);
+	int b = build_checked(&a->o.build, w->src.buf, w->src.len, &pol, &w->br, &berr);
+	if (b == CG_REJECTED) {
+		n->verdict = xstrdup(verdict_name(VERDICT_POLICY));
+		feedback_policy(&pol, &w->fb);
+		if (pol.nr)
+			n->message = xasprintf("line %d: rule '%s'", pol.items[0].line, pol.items[0].rule);
+		goto out;
+	}
+	if (b) {
+		stop_and_record_call(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot compile: %s", berr),
+				     &w->call, "the candidate could not be compiled (environment)");
+		rc = 1;
+		goto out;
+	}
+	n->compile_s = w->br.cache_hit ? 0 : w->br.compile_s;
+	n->compile_log = w->br.log ? xstrdup(w->br.log) : NULL;
+	if (w->br.cache_hit)
+		a->totals.cache_hits++;
+	else
+		a->totals.compiles++;
+	if (!w->br.ok) {
+		n->verdict = xstrdup(verdict_name(VERDICT_COMPILE_ERROR));
+		feedback_compile(&w->br, w->src.buf, w->src.len, a->o.build.deadline_s, &w->fb);
+		const struct diag *d = diag_first_error(&w->br.diags);
+		if (d) {
+			struct strbuf one = STRBUF_INIT;
+			diag_format_one(d, &one);
+			n->message = strbuf_detach(&one, NULL);
+		} else {
+			n->message = xstrdup(w->br.timed_out ? "compile deadline passed" : "nvcc failed");
+		}
+	}
+out:
+	policy_report_release(&pol);
+	free(berr);
+	return rc;
+}
+
+/* A crash or a CUDA error: compute-sanitizer's first finding goes into the feedback. */
+static void node_memcheck(struct agent *a, struct node_work *w)
+{
+	emit(a, AGENT_EV_PHASE, "memcheck", NULL);
+	char *runner = a->o.eval.runner ? xstrdup(a->o.eval.runner) : paths_runner();
+	char *merr = NULL;
+	double m0 = now_s();
+	if (runner && feedback_memcheck(runner, a->task, w->br.so_path, 300, &w->fb, &merr) < 0) {
+		char *t = xasprintf("memcheck: %s", merr);
+		emit(a, AGENT_EV_NOTE, t, NULL);
+		free(t);
+	}
+	w->n.eval_s += now_s() - m0;
+	free(merr);
+	free(runner);
+}
+
+/* The evaluation of a compiled candidate. 1 when it cannot run or there is no GPU (the loop
+ * stops). */
+static int node_evaluate(struct agent *a, struct node_work *w)
+{
+	struct store_node *n = &w->n;
+	struct eval_result *er = &w->er;
+	char *eerr = NULL;
+	int rc = 1;
+	emit(a, AGENT_EV_PHASE, "evaluate", NULL);
+	double e0 = now_s();
+	int r = a->o.recorded_evals ? eval_recorded(a, w->src.buf, er, &eerr)
+				    : eval_run(&a->o.eval, a->task, w->br.so_path, er, &eerr);
+	n->eval_s = now_s() - e0;
+	if (r) {
+		stop_and_record_call(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", eerr),
+				     &w->call, "the candidate could not be evaluated (environment)");
+		goto out;
+	}
+	a->totals.evals++;
+	if (er->verdict == VERDICT_NO_DEVICE) {
+		/* not the kernel's fault: no later node can do better here */
+		stop_and_record_call(a, AGENT_STOP_ENV_ERROR,
+				     xasprintf("cannot evaluate: %s", er->message), &w->call,
+				     "the candidate could not be evaluated (no GPU)");
+		goto out;
+	}
+	n->evaluator_s = er->wall_s;
+	if (a->o.record_evals && !a->o.recorded_evals)
+		record_eval(a, w->src.buf, er);
+	n->verdict = xstrdup(verdict_name(er->verdict));
+	if (er->report)
+		n->report_json = json_dumps(er->report, JSON_COMPACT | JSON_SORT_KEYS);
+	if (eval_passed(er)) {
+		n->ms = er->ms;
+		n->speedup = er->speedup;
+		n->roofline_fraction = er->roofline_fraction;
+		n->message = xstrdup("correct");
+	} else {
+		feedback_eval(er, &w->fb);
+		first_line(er->message && *er->message ? er->message : verdict_name(er->verdict),
+			   &n->message);
+		if ((er->verdict == VERDICT_CUDA_ERROR || er->verdict == VERDICT_CRASH) &&
+		    !a->o.recorded_evals && !a->o.no_memcheck)
+			node_memcheck(a, w);
+	}
+	rc = 0;
+out:
+	free(eerr);
+	return rc;
+}
+
+/* Judges the node, stores it with its model call, and applies it to the loop's state. */
+static int node_record(struct agent *a, struct node_work *w, char **err)
+{
+	struct store_node *n = &w->n;
+	if (!n->verdict)
+		n->verdict = xstrdup(verdict_name(VERDICT_BAD_REPLY));
+	n->feedback = w->fb.len ? strbuf_detach(&w->fb, NULL) : NULL;
+	n->outcome = xstrdup(judge(a, n));
+	n->total_s = now_s() - w->t0;
+	if (store_add_node(a->store, n, a->llm && strcmp(n->kind, "seed") ? &w->call : NULL, err))
+		return -1;
+	if (!strcmp(n->outcome, "best")) {
+		free(a->best_so);
+		a->best_so = w->br.ok ? xstrdup(w->br.so_path) : NULL;
+	}
+	apply_node(a, n, 0);
+	if (!strcmp(n->outcome, "best") && a->o.run_dir) {
 		char *path = xasprintf("%s/best.cu", a->o.run_dir);
-		if (write_file_atomic(path, n.source, strlen(n.source)))
+		if (write_file_atomic(path, n->source, strlen(n->source)))
 			emit(a, AGENT_EV_NOTE, "cannot write best.cu in the run directory", NULL);
 		free(path);
 	}
-	emit(a, AGENT_EV_NODE, NULL, &n);
-	rc = 0;
-out:
-	if (n.change && (a->o.builtin || strcmp(n.kind ? n.kind : "", "seed")))
-		free(n.change);
-	free(n.message);
-	free(lerr);
-	free(perr);
-	free(berr);
-	free(eerr);
-	free(report_text);
-	llm_reply_release(&reply);
-	strbuf_release(&sys);
-	strbuf_release(&user);
-	strbuf_release(&src);
-	strbuf_release(&fb);
-	policy_report_release(&pol);
-	build_result_release(&br);
-	eval_result_release(&er);
-	return rc;
+	emit(a, AGENT_EV_NODE, NULL, n);
+	return 0;
+}
+
+/* One node: ask, parse, check, compile, evaluate, judge, store, apply. 0, or -1 with *err
+ * (a prompt that cannot be built, a store that cannot be written). */
+static int run_node(struct agent *a, char **err)
+{
+	struct node_work w = { .reply = LLM_REPLY_INIT, .src = STRBUF_INIT, .fb = STRBUF_INIT,
+			       .br = BUILD_RESULT_INIT, .er = EVAL_RESULT_INIT, .t0 = now_s() };
+	int rc = node_start(a, &w);
+	if (!rc && !a->o.builtin && strcmp(w.n.kind, "seed"))
+		rc = node_ask_model(a, &w, err);
+	if (!rc && w.have_src)
+		rc = node_build(a, &w);
+	if (!rc && w.have_src && !w.n.verdict)
+		rc = node_evaluate(a, &w);
+	if (!rc)
+		rc = node_record(a, &w, err);
+	node_release(&w);
+	return rc < 0 ? -1 : 0;
 }
 
 int agent_run(struct agent *a, char **err)

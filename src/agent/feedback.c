@@ -3,6 +3,7 @@
  * from untrusted places (compiler logs, runner reports, sanitizer output): every text is capped
  * and every JSON field is type-checked before use.
  */
+#include "common/verdict.h"
 #include "agent/feedback.h"
 #include "common/paths.h"
 #include "common/proc.h"
@@ -126,7 +127,7 @@ void feedback_eval(const struct eval_result *er, struct strbuf *out)
 	if (eval_passed(er))
 		return;
 	size_t from = out->len;
-	strbuf_addf(out, "The kernel compiled but failed its evaluation: verdict %s.\n", er->verdict);
+	strbuf_addf(out, "The kernel compiled but failed its evaluation: verdict %s.\n", verdict_name(er->verdict));
 	if (er->message && *er->message)
 		strbuf_addf(out, "%.3000s\n", er->message);
 	json_t *checks = json_object_get(er->report, "checks");
@@ -139,10 +140,10 @@ void feedback_eval(const struct eval_result *er, struct strbuf *out)
 				break;
 			}
 	}
-	if (!strcmp(er->verdict, "timeout") && er->last_phase &&
+	if (er->verdict == VERDICT_TIMEOUT && er->last_phase &&
 	    (!er->message || !strstr(er->message, er->last_phase)))
 		strbuf_addf(out, "It was at this phase when the deadline passed: %s\n", er->last_phase);
-	if (!strcmp(er->verdict, "precision"))
+	if (er->verdict == VERDICT_PRECISION)
 		strbuf_addstr(out, "The precision contract forbids the shortcut this takes (TF32 or "
 				   "16-bit products, approximate math): compute in full fp32.\n");
 	feedback_cap(out, from);

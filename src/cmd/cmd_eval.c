@@ -3,6 +3,7 @@
  * check, the compile (cached), then the evaluator. Prints a readable summary or, with --json,
  * one JSON object (docs/evaluation.md has its schema).
  */
+#include "common/verdict.h"
 #include "eval/build.h"
 #include "cmd/cutegen.h"
 #include "eval/eval.h"
@@ -155,7 +156,7 @@ int cmd_eval(int argc, char **argv)
 		goto out;
 	}
 	json_object_set_new(out, "stage", json_string("evaluate"));
-	json_object_set_new(out, "verdict", json_string(er.verdict));
+	json_object_set_new(out, "verdict", json_string(verdict_name(er.verdict)));
 	json_object_set_new(out, "message", json_string(er.message ? er.message : ""));
 	json_object_set_new(out, "evaluator_s", json_real(er.wall_s));
 	if (er.last_phase)
@@ -166,8 +167,8 @@ int cmd_eval(int argc, char **argv)
 		eval_format(&er, t, &txt);
 		fputs(txt.buf, stdout);
 	}
-	rc = eval_passed(&er) ? EXIT_OK : !strcmp(er.verdict, "no_device") ? EXIT_ENV
-					: !strcmp(er.verdict, "task_error") ? EXIT_INPUT : EXIT_VERDICT;
+	rc = eval_passed(&er) ? EXIT_OK : er.verdict == VERDICT_NO_DEVICE ? EXIT_ENV
+					: er.verdict == VERDICT_TASK_ERROR ? EXIT_INPUT : EXIT_VERDICT;
 out:
 	if (json && rc != EXIT_USAGE && rc != EXIT_INPUT && json_object_get(out, "verdict"))
 		print_json(out);

@@ -4,6 +4,7 @@
  * on a terminal (plain log lines otherwise), and a summary (or --json object) at the end with
  * where the time went. The loop itself is agent.c.
  */
+#include "common/verdict.h"
 #include "agent/agent.h"
 #include "agent/builtin.h"
 #include "llm/config.h"
@@ -119,7 +120,7 @@ static void on_event(void *ctx, const struct agent_event *ev)
 		if (n->speedup > 0)
 			fprintf(stderr, " %.2fx", n->speedup);
 		fprintf(stderr, " -> %s", n->outcome);
-		if (strcmp(n->verdict, "pass") && n->message)
+		if (verdict_parse(n->verdict) != VERDICT_PASS && n->message)
 			fprintf(stderr, "  (%.100s)", n->message);
 		fprintf(stderr, "  [llm %.1fs compile %.1fs eval %.1fs", n->llm_s > 0 ? n->llm_s : 0,
 			n->compile_s > 0 ? n->compile_s : 0, n->eval_s > 0 ? n->eval_s : 0);

@@ -4,6 +4,7 @@
  * TMPDIR, LANG and CUDA_VISIBLE_DEVICES pass), no core files, and caps on open files, file size
  * and captured output. docs/evaluation.md says what is and is not contained.
  */
+#include "common/verdict.h"
 #include "eval/eval.h"
 #include "common/embedded.h"
 #include "common/paths.h"
@@ -32,7 +33,7 @@ void eval_result_release(struct eval_result *r)
 
 int eval_passed(const struct eval_result *r)
 {
-	return !strcmp(r->verdict, "pass");
+	return r->verdict == VERDICT_PASS;
 }
 
 static double num_at(json_t *o, const char *a, const char *b)
@@ -47,7 +48,7 @@ static void take_report(struct eval_result *r, json_t *rep)
 {
 	r->report = rep;
 	const char *v = json_string_value(json_object_get(rep, "verdict"));
-	snprintf(r->verdict, sizeof(r->verdict), "%s", v ? v : "runner_error");
+	r->verdict = v ? verdict_parse(v) : VERDICT_RUNNER_ERROR;
 	const char *m = json_string_value(json_object_get(rep, "message"));
 	free(r->message);
 	r->message = xstrdup(m && *m ? m : (v ? "" : "the runner's report has no verdict"));
@@ -231,23 +232,23 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 			rc = 0;
 			goto out;
 		}
-		snprintf(r->verdict, sizeof(r->verdict), "runner_error");
+		r->verdict = VERDICT_RUNNER_ERROR;
 		r->message = perr;
 		rc = 0;
 		goto out;
 	}
 	if (cp.timed_out) {
-		snprintf(r->verdict, sizeof(r->verdict), "timeout");
+		r->verdict = VERDICT_TIMEOUT;
 		r->message = xasprintf("the evaluation did not finish within its deadline of %.0f s "
 				       "(it was at: %s); a kernel that never returns, or one far too slow "
 				       "for this size", cp.deadline_s, r->last_phase);
 	} else if (cp.signaled) {
-		snprintf(r->verdict, sizeof(r->verdict), "crash");
+		r->verdict = VERDICT_CRASH;
 		r->message = xasprintf("the runner died with %s (signal %d) while at: %s; the kernel's "
 				       "host code crashed", signal_name(cp.status - 128), cp.status - 128,
 				       r->last_phase);
 	} else {
-		snprintf(r->verdict, sizeof(r->verdict), "runner_error");
+		r->verdict = VERDICT_RUNNER_ERROR;
 		r->message = xasprintf("the runner exited with status %d and wrote no report (at: %s)",
 				       cp.status, r->last_phase);
 	}
@@ -278,7 +279,7 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 {
 	json_t *rep = r->report;
 	int pass = eval_passed(r);
-	strbuf_addf(out, "verdict   %s%s%s\n", pass ? "PASS" : "FAIL: ", pass ? "" : r->verdict,
+	strbuf_addf(out, "verdict   %s%s%s\n", pass ? "PASS" : "FAIL: ", pass ? "" : verdict_name(r->verdict),
 		    t ? "" : "");
 	if (t)
 		strbuf_addf(out, "contract  %s (%s)\n", precision_name(t->precision), dtype_name(t->in_dtype));
@@ -327,6 +328,6 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 		if (r->roofline_fraction > 0)
 			strbuf_addf(out, "fraction  %.3f of the roofline\n", r->roofline_fraction);
 	}
-	if (!pass && r->last_phase && (!strcmp(r->verdict, "timeout") || !strcmp(r->verdict, "crash")))
+	if (!pass && r->last_phase && (r->verdict == VERDICT_TIMEOUT || r->verdict == VERDICT_CRASH))
 		strbuf_addf(out, "phase     %s\n", r->last_phase);
 }

@@ -13,6 +13,8 @@
 #ifndef CUTEGEN_EVAL_H
 #define CUTEGEN_EVAL_H
 
+#include "common/verdict.h"
+
 #include <jansson.h>
 
 #include "common/task.h"
@@ -31,9 +33,7 @@ struct eval_opts {
 #define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0 }
 
 struct eval_result {
-	char verdict[32];   /* pass, incorrect, precision, inputs_modified, stale_output,
-			       timing_escape, launch_error, cuda_error, abi_error, timeout, crash,
-			       no_device, task_error, runner_error */
+	enum verdict verdict; /* VERDICT_PASS, or how it failed (common/verdict.h) */
 	char *message;      /* one paragraph a model and a person can act on */
 	json_t *report;     /* the runner's report, or NULL when it wrote none (owned) */
 	char *last_phase;   /* the runner's last phase line, e.g. "check normal seed 0" */
@@ -44,7 +44,7 @@ struct eval_result {
 	double ms, tflops, gbps, speedup, roofline_fraction, speedup_torch;
 	int netns;          /* the runner ran without network (a network namespace of its own) */
 };
-#define EVAL_RESULT_INIT { "", NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1, 0 }
+#define EVAL_RESULT_INIT { VERDICT_NONE, NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1, 0 }
 
 /* Returns 0 when a verdict was reached (pass or not), -1 when the evaluation could not run at
  * all (no runner binary, no scratch space): *err then says why (heap string). */

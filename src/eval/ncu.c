@@ -4,6 +4,7 @@
  * directory, with an environment holding no secrets and capped output. Results are cached by
  * the content of the .so, the canonical task, the device and the metric list.
  */
+#include "common/verdict.h"
 #include "eval/ncu.h"
 #include "common/paths.h"
 #include "common/proc.h"
@@ -783,7 +784,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		if (c == NCU_OK || c == NCU_E_NO_KERNELS) {
 			/* the candidate may be the cause: the runner's verdict says so */
 			const char *v = r->runner_verdict;
-			if (v && strcmp(v, "pass")) {
+			if (v && verdict_parse(v) != VERDICT_PASS) {
 				const char *m = json_string_value(json_object_get(rep, "message"));
 				free(why);
 				why = xasprintf("the candidate failed while being profiled (%s): %s", v,

@@ -2,6 +2,7 @@
  * Loading a run for inspection (see history.h): the store's rows plus what reports derive from
  * them (the best node, its report's metrics, totals).
  */
+#include "common/verdict.h"
 #include "store/history.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
@@ -88,7 +89,7 @@ int history_load(struct run_history *h, const char *run_dir, char **err)
 		h->eval_s += x->eval_s > 0 ? x->eval_s : 0;
 		h->profile_s += x->profile_s > 0 ? x->profile_s : 0;
 		h->total_s += x->total_s > 0 ? x->total_s : 0;
-		h->passed += x->verdict && !strcmp(x->verdict, "pass");
+		h->passed += verdict_parse(x->verdict) == VERDICT_PASS;
 		if (x->stage + 1 > h->stages)
 			h->stages = x->stage + 1;
 		if (x->profile_sha[0])

@@ -66,9 +66,10 @@ int store_run_finish(struct store *s, const char *status, const char *stop_reaso
 		     char **err);
 
 /*
- * One node. For store_add_node the strings are read, not taken (NULL = none); for
- * store_nodes they are heap copies freed by store_node_release (compile_log, report, prompt
- * and profile are not loaded back: their sha256 fields say where they are).
+ * One node. It owns its strings, one rule both ways: they are heap strings (NULL = none),
+ * freed by store_node_release. store_add_node reads them and leaves them to the caller;
+ * store_nodes fills heap copies (compile_log, report, prompt and profile are not loaded back:
+ * their sha256 fields say where they are). The verdict is a name of common/verdict.h.
  */
 struct store_node {
 	long id;             /* filled by store_add_node: 1, 2, ... */

@@ -2,6 +2,7 @@
  * (cmd/exit.c), and the outliers converted to it (strbuf reads, ncu, the LLM, build_kernel_file). */
 #include "test.h"
 #include "cmd/cutegen.h"
+#include "common/verdict.h"
 #include "eval/build.h"
 #include "eval/ncu.h"
 #include "eval/policy.h"
@@ -74,4 +75,23 @@ TEST(build_kernel_file_missing_is_input_not_a_verdict)
 	build_result_release(&br);
 	policy_report_release(&pol);
 	strbuf_release(&src);
+}
+
+/* Verdicts are an enum inside and the same names outside (reports, stores, --json). */
+TEST(verdict_names_round_trip)
+{
+	static const char *const names[] = {
+		"pass", "incorrect", "precision", "inputs_modified", "stale_output", "timing_escape",
+		"launch_error", "cuda_error", "abi_error", "timeout", "crash", "no_device",
+		"task_error", "runner_error", "policy", "compile_error", "bad_reply"
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		enum verdict v = verdict_parse(names[i]);
+		CHECK(v != VERDICT_UNKNOWN && v != VERDICT_NONE);
+		CHECK_STR(verdict_name(v), names[i]);
+	}
+	CHECK_INT(verdict_parse("pass"), VERDICT_PASS);
+	CHECK_INT(verdict_parse(NULL), VERDICT_NONE);
+	CHECK_INT(verdict_parse("no-such-verdict"), VERDICT_UNKNOWN);
+	CHECK_STR(verdict_name(VERDICT_NONE), "");
 }
