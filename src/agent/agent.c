@@ -8,12 +8,12 @@
  */
 #include "common/verdict.h"
 #include "agent/agent.h"
-#include "agent/builtin.h"
+#include "agent/builtin_policy.h"
 #include "agent/feedback.h"
 #include "common/paths.h"
 #include "common/proc.h"
 #include "eval/policy.h"
-#include "eval/profile.h"
+#include "eval/ncu.h"
 #include "agent/rag.h"
 #include "agent/prompt.h"
 #include "agent/reply.h"
@@ -560,13 +560,13 @@ static void maybe_profile(struct agent *a, struct store_node *n)
 	struct strbuf sb = STRBUF_INIT;
 	char *err = NULL;
 	const char *so = best_so(a);
-	int r = so ? profile_kernel(a->task, so, &sb, &err) : -1;
-	if (r == 0) {
+	int r = so ? ncu_profile_summary(a->task, so, &sb, &err) : NCU_E_SETUP;
+	if (r == NCU_OK) {
 		free(a->profile);
 		a->profile = strbuf_detach(&sb, NULL);
 		a->profiled_node = a->best_node;
 		n->profile = xstrdup(a->profile); /* the node owns its copy */
-	} else if (r == 1) {
+	} else if (ncu_unavailable(r)) {
 		a->profile_unavailable = 1;
 		emit(a, AGENT_EV_NOTE, err, NULL);
 	} else {

@@ -1,9 +1,9 @@
 /*
  * `cutegen builtin TASK`: what the builtin agent would tune for a task (its kernel family, the
  * parameters with their values, the start point and the stages), and with --source the
- * candidate kernel for one setting. Printing only: the family and policy live in builtin.c.
+ * candidate kernel for one setting. Printing only: the family and policy live in agent/builtin_policy.c.
  */
-#include "agent/builtin.h"
+#include "agent/builtin_policy.h"
 #include "cmd/cutegen.h"
 #include "common/task.h"
 #include "util/opt.h"

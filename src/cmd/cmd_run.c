@@ -6,7 +6,7 @@
  */
 #include "common/verdict.h"
 #include "agent/agent.h"
-#include "agent/builtin.h"
+#include "agent/builtin_policy.h"
 #include "llm/config.h"
 #include "cmd/cutegen.h"
 #include "llm/llm.h"

@@ -7,7 +7,7 @@
  */
 #include "cmd/cutegen.h"
 #include "suite/engine.h"
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

@@ -8,7 +8,8 @@
 #include "common/paths.h"
 #include "common/version.h"
 
-/* Exit codes (documented in docs/cli.md). */
+/* Exit codes (each command's help page in docs/cli/ says which it uses; docs/architecture.md
+ * says how result codes become them: exit_status_for below). */
 enum {
 	EXIT_OK = 0,       /* the command did what was asked and the result is good */
 	EXIT_VERDICT = 1,  /* it ran, but the verdict is negative (kernel wrong, run found nothing) */
@@ -52,7 +53,8 @@ int build_kernel_file(const char *kernel, const struct build_opts *bo, struct st
 /* Prints the help page of `name` (docs/cli/NAME.txt, embedded) to stdout; -1 if none. */
 int print_help_page(const char *name);
 
-/* error: and warning: to stderr, in the format of CONVENTIONS.md. */
+/* error: and warning: to stderr, in the house format: lower case, the thing named in quotes,
+ * what to do (docs/architecture.md, "Errors"). */
 void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

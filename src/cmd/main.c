@@ -1,6 +1,7 @@
 /*
  * cutegen's entry point: global options and the subcommand table (in the style of git.c).
- * Each subcommand lives in cmd_NAME.c; shared helpers for them live here.
+ * Each subcommand lives in cmd_NAME.c; the helpers they share (messages, help pages,
+ * build_kernel_file) live in cli.c, the exit statuses in exit.c.
  */
 #include "cmd/cutegen.h"
 #include "common/embedded.h"

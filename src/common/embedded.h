@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 struct embedded_file {
-	const char *name; /* path relative to the repository root, e.g. "prompts/gemm.txt" */
+	const char *name; /* path relative to the repository root, e.g. "prompts/system.txt" */
 	const char *data; /* NUL-terminated, static */
 	size_t len;
 };

@@ -827,3 +827,15 @@ out:
 	strbuf_release(&logf);
 	return st;
 }
+
+int ncu_profile_summary(const struct task *t, const char *so_path, struct strbuf *summary,
+			char **err)
+{
+	struct ncu_opts o = NCU_OPTS_INIT;
+	struct ncu_result r = NCU_RESULT_INIT;
+	int st = ncu_profile(&o, t, so_path, &r, err);
+	if (st == NCU_OK)
+		strbuf_addstr(summary, r.summary ? r.summary : "");
+	ncu_result_release(&r);
+	return st;
+}

@@ -136,4 +136,13 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		struct ncu_result *r, char **err);
 void ncu_result_release(struct ncu_result *r);
 
+/*
+ * The profiling hook of the agent loop: profiles the kernel in so_path on task t with the
+ * default options and appends its summary for the model (achieved bandwidth and throughput,
+ * stall reasons, occupancy...) to summary. Returns NCU_OK, or a status with *err (the caller
+ * frees it); ncu_unavailable() of it says the loop should not try again.
+ */
+int ncu_profile_summary(const struct task *t, const char *so_path, struct strbuf *summary,
+			char **err);
+
 #endif

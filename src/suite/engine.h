@@ -2,7 +2,7 @@
  * The suite engine: runs every task of a suite, each as its own `cutegen run TASK --out
  * SUITE_DIR/runs/NNN-name` child, either on a pool of local workers (one per GPU, K sharing a
  * GPU, or N compile-only CPU workers: pool.c, workers.c) or as a Slurm job array whose elements
- * run `cutegen suite-worker MANIFEST --index I` (slurm_array.c). The suite store (suite.h)
+ * run `cutegen suite-worker MANIFEST --index I` (slurm_array.c). The suite store (suite_store.h)
  * aggregates the runs. docs/suite.md explains the whole.
  * Not for: parsing flags or printing the summary (cmd/cmd_suite.c does both), the runs
  * themselves (cmd/cmd_run.c), or scheduling cluster nodes (Slurm does that).

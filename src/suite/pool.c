@@ -7,7 +7,7 @@
 #include "suite/engine.h"
 #include "suite/engine_impl.h"
 #include "common/proc.h"
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

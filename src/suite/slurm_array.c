@@ -3,13 +3,13 @@
  * script in SUITE_DIR/slurm/), each element runs `cutegen suite-worker MANIFEST --index I`,
  * writes one result file per task, and the driver tracks the array, merging those files into
  * the store, and submits again what was lost. Not for: talking to sbatch/sacct/squeue
- * (slurm.c) or the suite store (suite.c).
+ * (slurm.c) or the suite store (suite_store.c).
  */
 #include "suite/engine.h"
 #include "suite/engine_impl.h"
 #include "common/proc.h"
 #include "suite/slurm.h"
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"

@@ -7,7 +7,7 @@
 #include "suite/engine_impl.h"
 #include "common/paths.h"
 #include "common/proc.h"
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -5,7 +5,7 @@
  */
 #include "suite/engine.h"
 #include "common/task.h"
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

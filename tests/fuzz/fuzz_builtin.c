@@ -1,11 +1,11 @@
 /* libFuzzer target for the builtin families' space headers (builtin_space_parse in
- * src/agent/builtin.c; templates can come from a user's CUTEGEN_BUILTIN_DIR) and the walk over a
+ * src/agent/builtin_policy.c; templates can come from a user's CUTEGEN_BUILTIN_DIR) and the walk over a
  * parsed space: every candidate renders, reads back as itself, and the walk ends. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/builtin.h"
+#include "agent/builtin_policy.h"
 #include "util/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

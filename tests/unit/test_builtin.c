@@ -1,5 +1,5 @@
-/* The builtin agent's space parser, rendering and policy walk (builtin.c). */
-#include "agent/builtin.h"
+/* The builtin agent's space parser, rendering and policy walk (builtin_policy.c). */
+#include "agent/builtin_policy.h"
 #include "common/task.h"
 #include "test.h"
 #include "util/xalloc.h"

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "suite/slurm.h"
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 
 TEST(suite_summary_fast_p_and_geomean)
 {

@@ -1,8 +1,8 @@
 /*
- * The suite store (suite.db) and the suite's aggregate (fast_p, geometric means). See suite.h.
+ * The suite store (suite.db) and the suite's aggregate (fast_p, geometric means). See suite_store.h.
  * Not for: running workers or Slurm (engine.h: pool.c, slurm_array.c).
  */
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 #include "store/store.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"

@@ -19,8 +19,8 @@
  * Every function returns 0 or -1 with a heap message in *err (the caller frees it).
  * Not thread-safe: callers serialize (pool.c holds one mutex around it).
  */
-#ifndef CUTEGEN_SUITE_H
-#define CUTEGEN_SUITE_H
+#ifndef CUTEGEN_SUITE_STORE_H
+#define CUTEGEN_SUITE_STORE_H
 
 #include <stddef.h>
 

@@ -19,8 +19,8 @@
  *   3. builtin_space_release(&sp).
  * Not for: running candidates (agent.c does, through the evaluator).
  */
-#ifndef CUTEGEN_BUILTIN_H
-#define CUTEGEN_BUILTIN_H
+#ifndef CUTEGEN_BUILTIN_POLICY_H
+#define CUTEGEN_BUILTIN_POLICY_H
 
 #include "common/task.h"
 #include "util/strbuf.h"

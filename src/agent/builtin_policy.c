@@ -1,7 +1,7 @@
 /*
- * The builtin agent's families and policy (see builtin.h and builtin/README.md).
+ * The builtin agent's families and policy (see builtin_policy.h and builtin/README.md).
  */
-#include "agent/builtin.h"
+#include "agent/builtin_policy.h"
 #include "common/embedded.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
