@@ -15,7 +15,7 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "help", cmd_help, "show help for cutegen or one of its commands" },
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "check nvcc, CUTLASS headers, GPUs, profilers and LLM backends" },
-	{ "tasks", cmd_tasks, "list the built-in tasks (suites kb1 and hopper)" },
+	{ "tasks", cmd_tasks, "list the built-in tasks (suites kb1, hopper and llm)" },
 	{ "task", cmd_task, "show or check one task spec" },
 	{ "build", cmd_build, "policy-check and compile one kernel with nvcc (cached)" },
 	{ "eval", cmd_eval, "compile a kernel, run it against the trusted reference, time it" },

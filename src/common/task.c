@@ -1329,7 +1329,7 @@ void task_shape_summary(const struct task *t, struct strbuf *out)
 
 /* ---- loading, and the built-in suites ---- */
 
-const char *const builtin_suites[] = { "kb1", "hopper", NULL };
+const char *const builtin_suites[] = { "kb1", "hopper", "llm", NULL };
 
 struct suite {
 	struct task **tasks;

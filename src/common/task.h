@@ -162,7 +162,7 @@ enum precision precision_parse(const char *s);
 const char *dist_name(enum dist d);
 int dist_parse(const char *s); /* -1 on unknown */
 
-/* Built-in suites: "kb1", "hopper". Returns the number of task names written into *names
+/* Built-in suites: "kb1", "hopper", "llm". Returns the number of task names written into *names
  * (static strings), or -1 for an unknown suite. */
 int suite_tasks(const char *suite, const char *const **names);
 /* Every built-in suite name, NULL-terminated. */

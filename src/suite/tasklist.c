@@ -69,7 +69,7 @@ static int load_task_list(const char *what, struct task_list *l, char **err)
 	int r = strbuf_read_file(&sb, what, LIST_MAX);
 	if (r) {
 		*err = r == CG_INPUT_TOOBIG ? xasprintf("task list '%s' is larger than 1 MiB", what)
-			       : xasprintf("'%s' is neither a built-in suite (kb1, hopper) nor a "
+			       : xasprintf("'%s' is neither a built-in suite (kb1, hopper, llm) nor a "
 					   "readable task list file", what);
 		strbuf_release(&sb);
 		return -1;

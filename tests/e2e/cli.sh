@@ -22,6 +22,9 @@ n_kb1=$(grep -c '^kb1/' "$tmp/out")
 n_hop=$(grep -c '^hopper/' "$tmp/out")
 check "tasks lists 33 kb1 tasks (got $n_kb1)" test "$n_kb1" -eq 33
 check "tasks lists 12 hopper tasks (got $n_hop)" test "$n_hop" -eq 12
+n_llm=$(grep -c '^llm/' "$tmp/out")
+check "tasks lists the 54 llm tasks (got $n_llm)" test "$n_llm" -eq 54
+check "tasks shows an llm decode GEMM with B as nn.Linear holds it" grep -q '^llm/llama8b_qkv_m1  *gemm  *bf16  *bf16  *M=1 N=6144 K=4096 B^T$' "$tmp/out"
 check "tasks has a header" grep -q '^NAME  *OP  *DTYPE  *PRECISION  *SHAPE' "$tmp/out"
 check "tasks shows relu's shape" grep -q '^kb1/19_relu  *elementwise:relu  *fp32  *strict  *4096x393216$' "$tmp/out"
 for id in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 88; do
@@ -31,18 +34,21 @@ done
 run tasks --suite hopper
 check "tasks --suite hopper lists only hopper" test "$rc" -eq 0 -a "$(grep -c '^hopper/' "$tmp/out")" -eq 12 -a "$(grep -c '^kb1/' "$tmp/out")" -eq 0
 
+run tasks --suite llm
+check "tasks --suite llm lists only llm" test "$rc" -eq 0 -a "$(grep -c '^llm/' "$tmp/out")" -eq 54 -a "$(grep -c '^kb1/\|^hopper/' "$tmp/out")" -eq 0
+
 run tasks --json
-check "tasks --json is a JSON array of 45" python3 -c '
+check "tasks --json is a JSON array of 99" python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))
-assert isinstance(a, list) and len(a) == 45, len(a)
+assert isinstance(a, list) and len(a) == 99, len(a)
 assert all(set(["name", "op", "dtype", "precision", "shape"]) <= set(t) for t in a)
 assert a[0]["name"] == "kb1/1_square_matmul" and a[0]["flops"] == 2 * 4096**3
 ' "$tmp/out"
 
 run tasks --suite kb2
 check "unknown suite exits 2 naming the suites" test "$rc" -eq 2
-check "unknown suite message" grep -q "^error: no suite 'kb2' (suites: kb1, hopper)" "$tmp/err"
+check "unknown suite message" grep -q "^error: no suite 'kb2' (suites: kb1, hopper, llm)" "$tmp/err"
 
 run tasks --jsn
 check "bad flag exits 2" test "$rc" -eq 2

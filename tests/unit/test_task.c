@@ -363,7 +363,7 @@ TEST(task_roundtrip_every_builtin)
 			total++;
 		}
 	}
-	CHECK_INT(total, 33 + 12);
+	CHECK_INT(total, 33 + 12 + 54); /* kb1, hopper, llm */
 }
 
 TEST(task_roundtrip_custom_fields)
@@ -801,7 +801,8 @@ TEST(task_suites)
 	CHECK_INT(suite_tasks("kb2", &names), -1);
 	CHECK_STR(builtin_suites[0], "kb1");
 	CHECK_STR(builtin_suites[1], "hopper");
-	CHECK(builtin_suites[2] == NULL);
+	CHECK_STR(builtin_suites[2], "llm");
+	CHECK(builtin_suites[3] == NULL);
 
 	/* the exact KernelBench shapes */
 	struct task *t = builtin("kb1/8_matmul_irregular");
@@ -828,6 +829,33 @@ TEST(task_suites)
 		const struct task *b = task_builtin(names[i]);
 		CHECK(b && b->op == OP_GEMM && b->in_dtype != DT_FP32);
 	}
+
+	/* llm: 16-bit and fp8 only; every GEMM's B stored as nn.Linear holds it, (N, K) */
+	n = suite_tasks("llm", &names);
+	CHECK(n >= 40);
+	int gemms = 0, rows = 0, fp8 = 0, decode = 0;
+	for (int i = 0; i < n; i++) {
+		const struct task *b = task_builtin(names[i]);
+		CHECK(b && !strncmp(names[i], "llm/", 4) && b->in_dtype != DT_FP32);
+		if (!b)
+			continue;
+		if (b->op == OP_GEMM) {
+			gemms++;
+			CHECK(b->b_layout == LAYOUT_COL && b->a_layout == LAYOUT_ROW);
+			fp8 += b->in_dtype == DT_FP8_E4M3;
+			decode += b->m <= 128;
+		} else {
+			CHECK(b->op == OP_SOFTMAX || b->op == OP_LOG_SOFTMAX);
+			rows++;
+		}
+	}
+	CHECK(gemms >= 30 && rows >= 5 && fp8 >= 3 && decode >= 12);
+	struct task *q = builtin("llm/llama8b_qkv_m1");
+	CHECK(q && q->m == 1 && q->n == 6144 && q->k == 4096 && q->in_dtype == DT_BF16);
+	task_free(q);
+	q = builtin("llm/llama70b_down_m4096");
+	CHECK(q && q->m == 4096 && q->n == 8192 && q->k == 28672);
+	task_free(q);
 }
 
 TEST(task_enum_names_round_trip)
