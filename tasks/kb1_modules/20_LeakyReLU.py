@@ -1,0 +1,27 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """y = torch.nn.functional.leaky_relu(x, negative_slope=negative_slope) on x(4096, 393216) (twin of kb1/20_leaky_relu)."""
+
+    def __init__(self, negative_slope: float):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.leaky_relu(x, negative_slope=self.negative_slope)
+
+
+batch_size = 4096
+dim = 393216
+negative_slope = 0.01
+
+
+def get_inputs():
+    x = torch.rand(batch_size, dim)
+    return [x]
+
+
+def get_init_inputs():
+    return [negative_slope]

@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Instance normalization: each (sample, channel) plane normalized over its H x W values."""
+
+    def __init__(self, num_features: int):
+        super().__init__()
+        self.inorm = nn.InstanceNorm2d(num_features=num_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inorm(x)
+
+
+batch_size = 112
+features = 64
+dim1 = 512
+dim2 = 512
+
+
+def get_inputs():
+    x = torch.rand(batch_size, features, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [features]

@@ -1,0 +1,31 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """RMS normalization over the feature dimension (dim 1): x / sqrt(mean(x^2) + eps), no mean subtraction."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rms = torch.sqrt(torch.mean(x * x, dim=1, keepdim=True) + self.eps)
+        return x / rms
+
+
+batch_size = 112
+features = 64
+dim1 = 512
+dim2 = 512
+eps = 1e-5
+
+
+def get_inputs():
+    x = torch.rand(batch_size, features, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [features, eps]
