@@ -20,7 +20,8 @@ margin = 1.0
 
 
 def get_inputs():
-    anchor = torch.rand(batch_size, *input_shape)
+    scale = torch.rand(())  # anchors at another scale, so both hinge branches occur
+    anchor = torch.rand(batch_size, *input_shape) * scale
     positive = torch.rand(batch_size, *input_shape)
     negative = torch.rand(batch_size, *input_shape)
     return [anchor, positive, negative]
