@@ -19,6 +19,7 @@ import time
 
 import torch
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the task files
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TINY = 32
 
