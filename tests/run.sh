@@ -22,8 +22,12 @@ for t in tests/e2e/*.sh; do
     [ -e "$t" ] || continue
     echo "== $t"
     start=$(date +%s)
-    timeout 1200 bash "$t" >"$log" 2>&1
+    # each script runs in an empty directory of its own, so that what the checkout holds (a
+    # ./runs left by `cutegen run`, a config) cannot change its result
+    scratch=$(mktemp -d)
+    (cd "$scratch" && timeout 1200 bash "$REPO/$t") >"$log" 2>&1
     rc=$?
+    rm -rf "$scratch"
     cat "$log"
     p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log")
     if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then

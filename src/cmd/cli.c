@@ -8,18 +8,30 @@
 #include "util/fsutil.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+static char last_error[1024];
 
 void error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
 	fputs("error: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+}
+
+const char *error_last(void)
+{
+	return last_error;
 }
 
 void warning(const char *fmt, ...)
@@ -49,10 +61,11 @@ int build_kernel_file(const char *kernel, const struct build_opts *bo, struct st
 {
 	int r = strbuf_read_file(src, kernel, POLICY_MAX_SOURCE);
 	if (r) {
+		/* bad input, not a verdict: CG_INPUT (exit 3) with the reason */
 		if (r == CG_INPUT_TOOBIG)
 			error("kernel '%s' is larger than %u bytes", kernel, POLICY_MAX_SOURCE);
 		else
-			error("cannot read kernel '%s'", kernel);
+			error("cannot read kernel '%s': %s", kernel, strerror(errno));
 		return r;
 	}
 	char *err = NULL;

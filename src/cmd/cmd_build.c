@@ -102,7 +102,7 @@ int cmd_build(int argc, char **argv)
 		{ "cache-dir", 0, OPT_STRING, &cache_dir },
 		{ "no-cache", 0, OPT_BOOL, &no_cache },
 		{ "json", 0, OPT_BOOL, &json },
-		{ "deadline", 0, OPT_DOUBLE, &deadline },
+		{ "deadline", 0, OPT_DOUBLE_NONNEG, &deadline },
 		{ "nvcc", 0, OPT_STRING, &nvcc },
 		{ "cutlass", 0, OPT_STRING, &cutlass },
 		{ "flags", 0, OPT_STRING, &flags },
@@ -117,10 +117,6 @@ int cmd_build(int argc, char **argv)
 	}
 	if (npos != 1) {
 		error("build takes one kernel file (got %d); usage: cutegen build KERNEL.cu", npos);
-		return EXIT_USAGE;
-	}
-	if (deadline < 0) {
-		error("--deadline must be a positive number of seconds (got %g)", deadline);
 		return EXIT_USAGE;
 	}
 	const char *file = argv[1];
@@ -138,6 +134,9 @@ int cmd_build(int argc, char **argv)
 	if (r) {
 		error("cannot read kernel '%s': %s", file,
 		      r == CG_INPUT_TOOBIG ? "larger than 16 MiB" : strerror(errno));
+		json_object_set_new(out, "ok", json_false());
+		json_object_set_new(out, "stage", json_string("input"));
+		json_object_set_new(out, "error", json_string(error_last()));
 		rc = EXIT_INPUT;
 		goto done;
 	}
@@ -231,7 +230,7 @@ int cmd_build(int argc, char **argv)
 	}
 
 done:
-	if (json && rc != EXIT_USAGE && rc != EXIT_INPUT && rc != EXIT_ENV)
+	if (json && json_object_get(out, "stage"))
 		print_json(out);
 	json_decref(out);
 	strbuf_release(&src);

@@ -53,12 +53,12 @@ int cmd_eval(int argc, char **argv)
 	struct opt opts[] = {
 		{ "task", 't', OPT_STRING, &task_name },
 		{ "arch", 0, OPT_STRING, &arch },
-		{ "device", 0, OPT_INT, &device },
+		{ "device", 0, OPT_INT_NONNEG, &device },
 		{ "json", 0, OPT_BOOL, &json },
 		{ "quick", 0, OPT_BOOL, &quick },
 		{ "no-baseline", 0, OPT_BOOL, &no_baseline },
-		{ "deadline", 0, OPT_DOUBLE, &deadline },
-		{ "compile-deadline", 0, OPT_DOUBLE, &compile_deadline },
+		{ "deadline", 0, OPT_DOUBLE_NONNEG, &deadline },
+		{ "compile-deadline", 0, OPT_DOUBLE_NONNEG, &compile_deadline },
 		{ "cache-dir", 0, OPT_STRING, &cache_dir },
 		{ "no-cache", 0, OPT_BOOL, &no_cache },
 		{ "so", 0, OPT_STRING, &so },
@@ -69,13 +69,13 @@ int cmd_eval(int argc, char **argv)
 		error("%s; see 'cutegen help eval'", err);
 		return EXIT_USAGE;
 	}
-	if (np != 1 || !task_name) {
-		error(np != 1 ? "eval needs one kernel file (got %d); usage: cutegen eval KERNEL.cu --task TASK"
-			      : "eval needs --task NAME_OR_FILE (see 'cutegen tasks')%.0d", np);
+	if (np != 1) {
+		error("eval needs one kernel file (got %d); usage: cutegen eval KERNEL.cu --task TASK",
+		      np);
 		return EXIT_USAGE;
 	}
-	if (device < 0 || deadline < 0 || compile_deadline < 0) {
-		error("--device, --deadline and --compile-deadline must not be negative");
+	if (!task_name) {
+		error("eval needs --task NAME_OR_FILE (see 'cutegen tasks')");
 		return EXIT_USAGE;
 	}
 	const char *kernel = argv[1];
@@ -108,6 +108,11 @@ int cmd_eval(int argc, char **argv)
 		int b = build_kernel_file(kernel, &bo, &src, &pol, &br);
 		if (b && b != CG_REJECTED) {
 			rc = exit_status_for(b);
+			if (cg_primary(b) == CG_INPUT) { /* --json says so too, with the reason */
+				json_object_set_new(out, "stage", json_string("input"));
+				json_object_set_new(out, "verdict", json_string("input_error"));
+				json_object_set_new(out, "message", json_string(error_last()));
+			}
 			goto out;
 		}
 		if (b == CG_REJECTED) {
@@ -170,7 +175,7 @@ int cmd_eval(int argc, char **argv)
 	rc = eval_passed(&er) ? EXIT_OK : er.verdict == VERDICT_NO_DEVICE ? EXIT_ENV
 					: er.verdict == VERDICT_TASK_ERROR ? EXIT_INPUT : EXIT_VERDICT;
 out:
-	if (json && rc != EXIT_USAGE && rc != EXIT_INPUT && json_object_get(out, "verdict"))
+	if (json && json_object_get(out, "verdict"))
 		print_json(out);
 	json_decref(out);
 	strbuf_release(&src);

@@ -28,10 +28,10 @@ int cmd_profile(int argc, char **argv)
 	struct opt opts[] = {
 		{ "task", 't', OPT_STRING, &task_name },
 		{ "arch", 0, OPT_STRING, &arch },
-		{ "device", 0, OPT_INT, &device },
+		{ "device", 0, OPT_INT_NONNEG, &device },
 		{ "json", 0, OPT_BOOL, &json },
-		{ "deadline", 0, OPT_DOUBLE, &deadline },
-		{ "compile-deadline", 0, OPT_DOUBLE, &compile_deadline },
+		{ "deadline", 0, OPT_DOUBLE_NONNEG, &deadline },
+		{ "compile-deadline", 0, OPT_DOUBLE_NONNEG, &compile_deadline },
 		{ "so", 0, OPT_STRING, &so },
 		{ "cache-dir", 0, OPT_STRING, &cache_dir },
 		{ "no-cache", 0, OPT_BOOL, &no_cache },
@@ -46,10 +46,6 @@ int cmd_profile(int argc, char **argv)
 		error(!task_name ? "profile needs --task NAME_OR_FILE (see 'cutegen tasks')"
 				 : "profile needs one kernel file or --so LIB.so; usage: cutegen profile "
 				   "KERNEL.cu --task TASK");
-		return EXIT_USAGE;
-	}
-	if (device < 0 || deadline < 0 || compile_deadline < 0) {
-		error("--device, --deadline and --compile-deadline must not be negative");
 		return EXIT_USAGE;
 	}
 	const char *kernel = np ? argv[1] : so;
@@ -81,6 +77,10 @@ int cmd_profile(int argc, char **argv)
 		int b = build_kernel_file(kernel, &bo, &src, &pol, &br);
 		if (b && b != CG_REJECTED) {
 			rc = exit_status_for(b);
+			if (cg_primary(b) == CG_INPUT) { /* --json says so too, with the reason */
+				json_object_set_new(out, "status", json_string("input_error"));
+				json_object_set_new(out, "message", json_string(error_last()));
+			}
 			goto out;
 		}
 		if (b == CG_REJECTED) {
@@ -129,7 +129,7 @@ int cmd_profile(int argc, char **argv)
 			printf("note       some rows of ncu's output could not be read or were past a cap\n");
 	}
 out:
-	if (json && rc != EXIT_USAGE && rc != EXIT_INPUT && json_object_get(out, "status")) {
+	if (json && json_object_get(out, "status")) {
 		char *s = json_dumps(out, JSON_INDENT(2) | JSON_SORT_KEYS);
 		puts(s);
 		free(s);

@@ -394,11 +394,11 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 	int n = llm_flags_opts(lf, opts);
 	double max_tokens_total = -1;
 	struct opt own[] = {
-		{ "iters", 0, OPT_INT, &r->iters },
-		{ "fix-attempts", 0, OPT_INT, &r->fix_attempts },
-		{ "max-tokens-total", 0, OPT_DOUBLE, &max_tokens_total },
-		{ "max-cost", 0, OPT_DOUBLE, &r->max_cost },
-		{ "max-wall", 0, OPT_DOUBLE, &r->max_wall },
+		{ "iters", 0, OPT_INT_POS, &r->iters },
+		{ "fix-attempts", 0, OPT_INT_NONNEG, &r->fix_attempts },
+		{ "max-tokens-total", 0, OPT_DOUBLE_NONNEG, &max_tokens_total },
+		{ "max-cost", 0, OPT_DOUBLE_NONNEG, &r->max_cost },
+		{ "max-wall", 0, OPT_DOUBLE_NONNEG, &r->max_wall },
 		{ "out", 'o', OPT_STRING, &r->out },
 		{ "profile-from-stage", 0, OPT_INT, &r->profile_from_stage },
 		{ "quiet", 'q', OPT_BOOL, &r->quiet },
@@ -408,13 +408,13 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 		{ "recorded-evals", 0, OPT_STRING, &r->recorded },
 		{ "record-evals", 0, OPT_STRING, &r->record },
 		{ "prompts", 0, OPT_STRING, &r->prompts },
-		{ "prompt-budget", 0, OPT_INT, &r->prompt_budget },
+		{ "prompt-budget", 0, OPT_INT_NONNEG, &r->prompt_budget },
 		{ "noise", 0, OPT_DOUBLE, &r->noise },
 		{ "arch", 0, OPT_STRING, &r->arch },
 		{ "cache-dir", 0, OPT_STRING, &r->cache_dir },
-		{ "device", 0, OPT_INT, &r->device },
-		{ "compile-deadline", 0, OPT_DOUBLE, &r->compile_deadline },
-		{ "deadline", 0, OPT_DOUBLE, &r->eval_deadline },
+		{ "device", 0, OPT_INT_NONNEG, &r->device },
+		{ "compile-deadline", 0, OPT_DOUBLE_NONNEG, &r->compile_deadline },
+		{ "deadline", 0, OPT_DOUBLE_NONNEG, &r->eval_deadline },
 		{ "no-memcheck", 0, OPT_BOOL, &r->no_memcheck },
 		{ "no-docs", 0, OPT_BOOL, &r->no_docs },
 	};
@@ -427,12 +427,14 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 	}
 	if (max_tokens_total >= 0)
 		r->max_tokens_total = (long)max_tokens_total;
-	if ((r->iters < 1 && r->iters != ITERS_UNSET) || r->fix_attempts < 0 || r->max_tokens_total < 0 || r->max_cost < 0 ||
-	    r->max_wall < 0 || r->noise < 0 || r->noise > 1 || r->prompt_budget < 0 || r->device < 0 ||
-	    r->compile_deadline < 0 || r->eval_deadline < 0 || r->profile_from_stage < -1) {
-		error("--iters must be at least 1, and --fix-attempts, --max-tokens-total, --max-cost, "
-		      "--max-wall, --prompt-budget, --device and the deadlines not negative; --noise is "
-		      "a fraction (0.02 = 2%%)");
+	if (r->noise < 0 || r->noise > 1) {
+		error("option '--noise' must be a fraction from 0 to 1, 0.02 for 2%% (got %g)",
+		      r->noise);
+		return EXIT_USAGE;
+	}
+	if (r->profile_from_stage < -1) {
+		error("option '--profile-from-stage' must be a stage number, or -1 for never (got %d)",
+		      r->profile_from_stage);
 		return EXIT_USAGE;
 	}
 	return 0;

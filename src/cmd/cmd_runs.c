@@ -1,6 +1,6 @@
 /*
- * `cutegen runs [DIR...] [--task T] [--status S] [--json]`: lists run directories (those under
- * ./runs, and any given; a directory of runs is searched one level down) with their task,
+ * `cutegen runs [DIR...] [--task T] [--status S] [--json]`: lists run directories (the DIRs
+ * given, or ./runs when none is; a directory of runs is searched one level down) with their task,
  * status, node count, best speedup and start time. A directory that is not a readable run is
  * listed with its error, never skipped silently.
  */
@@ -31,6 +31,15 @@ static int cmp_str(const void *a, const void *b)
 /* dir itself when it is a run, else its subdirectories that are runs (sorted). */
 static void collect(struct dirlist *l, const char *dir, int explicit)
 {
+	char *suite_db = xasprintf("%s/suite.db", dir), *suite_runs = xasprintf("%s/runs", dir);
+	int is_suite = file_exists(suite_db) && dir_exists(suite_runs);
+	free(suite_db);
+	if (is_suite) { /* a suite directory: its runs are under runs/ */
+		collect(l, suite_runs, 0);
+		free(suite_runs);
+		return;
+	}
+	free(suite_runs);
 	if (history_is_run_dir(dir) || (explicit && !dir_exists(dir))) {
 		ALLOC_GROW(l->v, l->n + 1, l->alloc);
 		l->v[l->n++] = xstrdup(dir);
@@ -78,16 +87,33 @@ int cmd_runs(int argc, char **argv)
 		error("%s; see 'cutegen help runs'", oerr);
 		return EXIT_USAGE;
 	}
+	static const char *const statuses[] = { "running", "done", "stopped", "failed",
+						"interrupted" };
+	if (status) {
+		size_t k = 0;
+		while (k < ARRAY_SIZE(statuses) && strcmp(statuses[k], status))
+			k++;
+		if (k == ARRAY_SIZE(statuses)) {
+			error("--status '%s' is not a run status; use one of running, done, stopped, "
+			      "failed, interrupted", status);
+			return EXIT_USAGE;
+		}
+	}
 	struct dirlist l = { 0 };
-	if (dir_exists("runs"))
+	int empty = 0;
+	/* the directories given, or ./runs when none is: never both, so `runs DIR` lists DIR */
+	if (!npos && dir_exists("runs"))
 		collect(&l, "runs", 0);
-	for (int i = 1; i <= npos; i++)
+	for (int i = 1; i <= npos; i++) {
+		size_t before = l.n;
 		collect(&l, argv[i], 1);
+		if (l.n == before) {
+			error("'%s' holds no run (no run.db in it or in its subdirectories)", argv[i]);
+			empty++;
+		}
+	}
 	json_t *arr = json_array();
 	int shown = 0, bad = 0;
-	if (!json && l.n)
-		printf("%-40s %-24s %-11s %5s %8s  %s\n", "RUN", "TASK", "STATUS", "NODES", "BEST",
-		       "STARTED");
 	for (size_t i = 0; i < l.n; i++) {
 		struct run_history h;
 		char *err = NULL;
@@ -107,6 +133,9 @@ int cmd_runs(int argc, char **argv)
 			history_release(&h);
 			continue;
 		}
+		if (!json && !shown)
+			printf("%-40s %-24s %-11s %5s %8s  %s\n", "RUN", "TASK", "STATUS", "NODES",
+			       "BEST", "STARTED");
 		shown++;
 		if (json) {
 			json_t *o = history_to_json(&h);
@@ -130,12 +159,15 @@ int cmd_runs(int argc, char **argv)
 		char *s = json_dumps(arr, JSON_INDENT(2));
 		printf("%s\n", s ? s : "[]");
 		free(s);
-	} else if (!shown && !bad) {
-		printf("no runs found (looked in ./runs%s)\n", npos ? " and the directories given" : "");
+	} else if (!shown && !bad && !empty) {
+		if (status || task)
+			printf("no runs match (%d looked at)\n", (int)l.n);
+		else
+			printf("no runs found in ./runs; give a run directory, or a directory of runs\n");
 	}
 	json_decref(arr);
 	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i]);
 	free(l.v);
-	return bad ? EXIT_INPUT : EXIT_OK;
+	return bad || empty ? EXIT_INPUT : EXIT_OK;
 }

@@ -57,6 +57,8 @@ int print_help_page(const char *name);
  * what to do (docs/architecture.md, "Errors"). */
 void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message of the last error() (cut at 1 KiB), for --json outputs; "" before any. */
+const char *error_last(void);
 
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);

@@ -5,6 +5,8 @@
  */
 #include "cmd/cutegen.h"
 #include "common/embedded.h"
+#include "util/strbuf.h"
+#include "util/suggest.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -50,6 +52,18 @@ static const struct cmd_entry *find_command(const char *name)
 	return NULL;
 }
 
+/* " (did you mean 'eval'?)" for a mistyped command, "" when nothing is close; heap string */
+static char *command_suggestion(const char *name)
+{
+	const char *names[64], *best[4];
+	size_t n = 0;
+	for (const struct cmd_entry *c = cutegen_commands; c->name && n < ARRAY_SIZE(names); c++)
+		names[n++] = c->name;
+	struct strbuf sb = STRBUF_INIT;
+	suggest_format(&sb, "", best, suggest_similar(name, names, n, best, ARRAY_SIZE(best)));
+	return strbuf_detach(&sb, NULL);
+}
+
 int cmd_help(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -57,7 +71,9 @@ int cmd_help(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!find_command(argv[1])) {
-		error("no command '%s'; 'cutegen help' lists them", argv[1]);
+		char *hint = command_suggestion(argv[1]);
+		error("no command '%s'%s; 'cutegen help' lists them", argv[1], hint);
+		free(hint);
 		return EXIT_USAGE;
 	}
 	if (print_help_page(argv[1])) {
@@ -82,7 +98,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *name = argv[1];
-	if (!strcmp(name, "--version") || !strcmp(name, "-v"))
+	if (!strcmp(name, "--version") || !strcmp(name, "-v") || !strcmp(name, "-V"))
 		name = "version";
 	else if (!strcmp(name, "--help") || !strcmp(name, "-h"))
 		name = "help";
@@ -92,7 +108,9 @@ int main(int argc, char **argv)
 	}
 	const struct cmd_entry *c = find_command(name);
 	if (!c) {
-		error("'%s' is not a cutegen command; 'cutegen help' lists them", name);
+		char *hint = command_suggestion(name);
+		error("'%s' is not a cutegen command%s; 'cutegen help' lists them", name, hint);
+		free(hint);
 		return EXIT_USAGE;
 	}
 	/* "cutegen CMD --help" is "cutegen help CMD" */

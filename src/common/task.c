@@ -12,6 +12,7 @@
 #include "common/task.h"
 
 #include "common/embedded.h"
+#include "util/suggest.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -1417,6 +1418,24 @@ const struct task *task_builtin(const char *name)
 	return hit;
 }
 
+/* " (did you mean 'kb1/19_relu'?)" for a name close to built-in tasks' names, else ""; heap */
+static char *task_suggestion(const char *name)
+{
+	pthread_once(&suites_once, load_suites);
+	size_t n = 0;
+	for (size_t s = 0; builtin_suites[s]; s++)
+		n += (size_t)suites[s].n;
+	const char **all = xcalloc(n + 1, sizeof(char *)), *best[5];
+	n = 0;
+	for (size_t s = 0; builtin_suites[s]; s++)
+		for (int i = 0; i < suites[s].n; i++)
+			all[n++] = suites[s].names[i];
+	struct strbuf sb = STRBUF_INIT;
+	suggest_format(&sb, "", best, suggest_similar(name, all, n, best, ARRAY_SIZE(best)));
+	free(all);
+	return strbuf_detach(&sb, NULL);
+}
+
 struct task *task_load(const char *name_or_path, char **err)
 {
 	const struct task *b = task_builtin(name_or_path);
@@ -1432,11 +1451,16 @@ struct task *task_load(const char *name_or_path, char **err)
 		int e = errno;
 		const char *slash = strchr(name_or_path, '/');
 		char *sname = slash ? xstrndup(name_or_path, (size_t)(slash - name_or_path)) : NULL;
+		char *hint = e == ENOENT ? task_suggestion(name_or_path) : xstrdup("");
 		if (e == ENOENT && sname && find_suite(sname))
-			*err = xasprintf("no built-in task '%s' ('cutegen tasks --suite %s' lists them)",
-					 name_or_path, sname);
+			*err = xasprintf("no built-in task '%s'%s; 'cutegen tasks --suite %s' lists "
+					 "them", name_or_path, hint, sname);
+		else if (*hint)
+			*err = xasprintf("no built-in task or task file '%s'%s; 'cutegen tasks' lists "
+					 "the built-in tasks", name_or_path, hint);
 		else
 			*err = xasprintf("cannot read task file '%s': %s", name_or_path, strerror(e));
+		free(hint);
 		free(sname);
 	} else {
 		t = task_parse_json(sb.buf, sb.len, name_or_path, err);

@@ -1,5 +1,8 @@
 /* Option parsing; see opt.h. */
 #include "opt.h"
+#include "util/strbuf.h"
+#include "util/suggest.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,21 +17,35 @@ static int set_value(const struct opt *o, const char *name, const char *v, char 
 	case OPT_STRING:
 		*(const char **)o->value = v;
 		return 0;
-	case OPT_INT: {
+	case OPT_INT:
+	case OPT_INT_NONNEG:
+	case OPT_INT_POS: {
 		errno = 0;
 		long long x = strtoll(v, &end, 10);
 		if (errno || end == v || *end || x < -2147483647LL || x > 2147483647LL) {
 			snprintf(err, (size_t)errlen, "option '%s' needs an integer (got \"%s\")", name, v);
 			return -1;
 		}
+		if ((o->type == OPT_INT_NONNEG && x < 0) || (o->type == OPT_INT_POS && x < 1)) {
+			snprintf(err, (size_t)errlen, "option '%s' must be %s (got \"%s\")", name,
+				 o->type == OPT_INT_NONNEG ? "0 or more" : "at least 1", v);
+			return -1;
+		}
 		*(int *)o->value = (int)x;
 		return 0;
 	}
-	case OPT_DOUBLE: {
+	case OPT_DOUBLE:
+	case OPT_DOUBLE_NONNEG:
+	case OPT_DOUBLE_POS: {
 		errno = 0;
 		double x = strtod(v, &end);
 		if (errno || end == v || *end || !isfinite(x)) {
 			snprintf(err, (size_t)errlen, "option '%s' needs a number (got \"%s\")", name, v);
+			return -1;
+		}
+		if ((o->type == OPT_DOUBLE_NONNEG && x < 0) || (o->type == OPT_DOUBLE_POS && !(x > 0))) {
+			snprintf(err, (size_t)errlen, "option '%s' must be %s (got \"%s\")", name,
+				 o->type == OPT_DOUBLE_NONNEG ? "0 or more" : "more than 0", v);
 			return -1;
 		}
 		*(double *)o->value = x;
@@ -38,6 +55,25 @@ static int set_value(const struct opt *o, const char *name, const char *v, char 
 		break;
 	}
 	return -1;
+}
+
+/* "unknown option '--iter'; did you mean '--iters'?" */
+static void unknown_option(const char *shown, const struct opt *opts, int nopts, char *err,
+			   int errlen)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "unknown option '%s'", shown);
+	if (shown[1] == '-' && nopts > 0) {
+		const char **names = xcalloc((size_t)nopts, sizeof(char *));
+		const char *best[4];
+		for (int k = 0; k < nopts; k++)
+			names[k] = opts[k].name;
+		size_t nb = suggest_similar(shown + 2, names, (size_t)nopts, best, 4);
+		suggest_format(&sb, "--", best, nb);
+		free(names);
+	}
+	snprintf(err, (size_t)errlen, "%s", sb.buf);
+	strbuf_release(&sb);
 }
 
 int opt_parse(int argc, char **argv, const struct opt *opts, int nopts, int *npos,
@@ -76,7 +112,7 @@ int opt_parse(int argc, char **argv, const struct opt *opts, int nopts, int *npo
 				inline_val = a + 2;
 		}
 		if (!o) {
-			snprintf(err, (size_t)errlen, "unknown option '%s'", shown);
+			unknown_option(shown, opts, nopts, err, errlen);
 			return -1;
 		}
 		if (o->type == OPT_BOOL) {

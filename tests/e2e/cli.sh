@@ -2,7 +2,7 @@
 # End-to-end tests of the CLI's task commands against the real binary ($CUTEGEN):
 # listing suites, showing and checking tasks, and the exit codes and messages of bad input.
 set -u
-CUTEGEN=${CUTEGEN:-build/cutegen}
+CUTEGEN=${CUTEGEN:-$(cd "$(dirname "$0")/../.." && pwd)/build/cutegen}
 failed=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,6 +9,8 @@ set -u
 D="$REPO/tests/data/loop"
 T=$(mktemp -d)
 [ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+# work in the temp directory: a ./runs in the checkout (left by `cutegen run`) is not ours
+cd "$T" || exit 1
 export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
 echo "{}" >"$CUTEGEN_CONFIG"
 unset OPENAI_API_KEY ANTHROPIC_API_KEY CUTEGEN_BACKEND CUTEGEN_LLM_CMD CUTEGEN_REPLAY CUTEGEN_RECORDED_EVALS

@@ -761,7 +761,7 @@ TEST(task_load_names_and_files)
 	CHECK(task_builtin("nosuite/1") == NULL);
 
 	CHECK(!task_load("kb1/99", &err));
-	CHECK_HAS(err, "no built-in task 'kb1/99' ('cutegen tasks --suite kb1' lists them)");
+	CHECK_HAS(err, "no built-in task 'kb1/99'; 'cutegen tasks --suite kb1' lists them");
 	free(err);
 	CHECK(!task_load("/nonexistent/t.json", &err));
 	CHECK_HAS(err, "cannot read task file '/nonexistent/t.json': No such file or directory");

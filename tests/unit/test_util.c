@@ -10,6 +10,7 @@
 #include "util/opt.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
+#include "util/suggest.h"
 
 TEST(strbuf_grows_and_caps)
 {
@@ -177,4 +178,66 @@ TEST(proc_new_netns_cuts_loopback)
 		}
 	}
 	close(fd);
+}
+
+TEST(opt_parse_ranges_name_the_flag)
+{
+	int iters = 5, device = 0;
+	double deadline = 0, wall = 0;
+	struct opt opts[] = {
+		{ "iters", 0, OPT_INT_POS, &iters },
+		{ "device", 0, OPT_INT_NONNEG, &device },
+		{ "deadline", 0, OPT_DOUBLE_NONNEG, &deadline },
+		{ "max-wall", 0, OPT_DOUBLE_POS, &wall },
+	};
+	int np = 0;
+	char err[256];
+	char *good[] = { "cmd", "--iters", "1", "--device=0", "--deadline", "0", "--max-wall", "0.5", NULL };
+	CHECK_INT(opt_parse(8, good, opts, 4, &np, err, sizeof(err)), 0);
+	CHECK_INT(iters, 1);
+	CHECK(wall == 0.5);
+	char *b1[] = { "cmd", "--deadline", "-5", NULL };
+	CHECK_INT(opt_parse(3, b1, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "option '--deadline' must be 0 or more (got \"-5\")");
+	char *b2[] = { "cmd", "--iters=0", NULL };
+	CHECK_INT(opt_parse(2, b2, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "option '--iters' must be at least 1 (got \"0\")");
+	char *b3[] = { "cmd", "--device", "-1", NULL };
+	CHECK_INT(opt_parse(3, b3, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "option '--device' must be 0 or more (got \"-1\")");
+	char *b4[] = { "cmd", "--max-wall", "0", NULL };
+	CHECK_INT(opt_parse(3, b4, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "option '--max-wall' must be more than 0 (got \"0\")");
+	char *b5[] = { "cmd", "--iter", "3", NULL };
+	CHECK_INT(opt_parse(3, b5, opts, 4, &np, err, sizeof(err)), -1);
+	CHECK_STR(err, "unknown option '--iter' (did you mean '--iters'?)");
+}
+
+TEST(suggest_names_close_ones_only)
+{
+	const char *cmds[] = { "help", "eval", "build", "run", "runs", "resume", "report", "suite" };
+	const char *best[4];
+	CHECK_INT(suggest_similar("evl", cmds, 8, best, 4), 1);
+	CHECK_STR(best[0], "eval");
+	CHECK_INT(suggest_similar("biuld", cmds, 8, best, 4), 1);
+	CHECK_STR(best[0], "build");
+	CHECK_INT(suggest_similar("xyzzy", cmds, 8, best, 4), 0);
+	CHECK_INT(suggest_similar("", cmds, 8, best, 4), 0);
+	const char *tasks[] = { "kb1/1_square_matmul", "kb1/19_relu", "kb1/20_leaky_relu",
+				"kb1/23_softmax", "hopper/gemm_bf16_4096" };
+	CHECK_INT(suggest_similar("kb1/19_rleu", tasks, 5, best, 4), 1);
+	CHECK_STR(best[0], "kb1/19_relu");
+	CHECK_INT(suggest_similar("19", tasks, 5, best, 4), 1);
+	CHECK_STR(best[0], "kb1/19_relu");
+	CHECK_INT(suggest_similar("relu", tasks, 5, best, 4), 2);
+	CHECK_STR(best[0], "kb1/19_relu");
+	CHECK_STR(best[1], "kb1/20_leaky_relu");
+	CHECK_INT(suggest_similar("softmx", tasks, 5, best, 4), 1);
+	CHECK_STR(best[0], "kb1/23_softmax");
+	CHECK_INT(suggest_distance("rleu", "relu"), 0);
+	CHECK_INT(suggest_distance("evl", "eval"), 1);
+	struct strbuf sb = STRBUF_INIT;
+	suggest_format(&sb, "--", best, 2);
+	CHECK_STR(sb.buf, " (did you mean one of '--kb1/23_softmax', '--kb1/20_leaky_relu'?)");
+	strbuf_release(&sb);
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The rough edges a new user hits in the first hour (issue 21), end to end against the real
+# binary: `runs DIR` lists only DIR whatever ./runs holds, a kernel file that cannot be read is
+# bad input (exit 3) and not a policy verdict, range errors name the flag, "did you mean" for
+# tasks, commands and flags, and the small ones (stray characters, bad --status, --arch names,
+# diagnostics naming the user's file, --quiet).
+set -u
+: "${CUTEGEN:?}" "${REPO:?}"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
+echo "{}" >"$CUTEGEN_CONFIG"
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# cg ARGS...: runs cutegen, sets $rc, stdout in $T/out, stderr in $T/err
+cg() { "$CUTEGEN" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+D="$REPO/tests/data/loop"
+
+# ---- 1. `runs DIR` lists only DIR: a ./runs with a run in the working directory does not leak in
+mkdir -p "$T/cwd/runs" "$T/mine"
+cp -r "$REPO/tests/data/loop_h200_run" "$T/cwd/runs/stray"
+cp -r "$T/cwd/runs/stray" "$T/mine/a"
+check "a run exists in ./runs for the next checks" '[ -f "$T/cwd/runs/stray/run.db" ]'
+(cd "$T/cwd" && "$CUTEGEN" runs "$T/mine" --json) >"$T/runs.json" 2>"$T/runs.err"
+check "runs DIR lists only DIR, not ./runs" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==1 and \"mine\" in d[0][\"dir\"], d" "$T/runs.json"'
+(cd "$T/cwd" && "$CUTEGEN" runs --json) >"$T/runs2.json" 2>/dev/null
+check "runs with no DIR lists ./runs" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==1 and \"stray\" in d[0][\"dir\"], d" "$T/runs2.json"'
+cg runs "$T/notarun"
+check "runs NOTARUN: exit 3 with a message (rc $rc)" '[ $rc -eq 3 ] && grep -q "notarun" "$T/err" && ! grep -q "^RUN " "$T/out"'
+mkdir -p "$T/emptydir"
+cg runs "$T/emptydir"
+check "runs EMPTYDIR: exit 3, holds no run (rc $rc)" '[ $rc -eq 3 ] && grep -q "holds no run" "$T/err"'
+cg runs "$T/mine" --status bogus
+check "runs --status bogus: exit 2 listing the statuses (rc $rc)" '[ $rc -eq 2 ] && grep -q "running, done, stopped, failed, interrupted" "$T/err"'
+
+
+# ---- 4. a kernel file that cannot be read is bad input (exit 3, the reason), not a policy verdict
+mkdir -p "$T/adir"
+for cmd in eval profile build; do
+    for k in "$T/nonexist.cu" "$T/adir"; do
+        cg $cmd "$k" -t kb1/19_relu
+        [ $cmd = build ] && cg build "$k"
+        check "$cmd $(basename "$k"): exit 3 with the reason (rc $rc)" \
+            '[ $rc -eq 3 ] && grep -q "cannot read kernel .*: \(No such file or directory\|Is a directory\)" "$T/err" && ! grep -q policy "$T/out" "$T/err"'
+    done
+done
+cg eval "$T/nonexist.cu" -t kb1/19_relu --json
+check "eval --json on a missing kernel says input_error, not policy (rc $rc)" \
+    '[ $rc -eq 3 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"verdict\"]==\"input_error\" and d[\"stage\"]==\"input\" and \"No such file\" in d[\"message\"], d" "$T/out"'
+cg build "$T/adir" --json
+check "build --json on a directory says so (rc $rc)" \
+    '[ $rc -eq 3 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"stage\"]==\"input\" and \"Is a directory\" in d[\"error\"], d" "$T/out"'
+cg profile "$T/adir" -t kb1/19_relu --json
+check "profile --json on a directory says input_error (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "\"status\": \"input_error\"" "$T/out"'
+if [ "$(id -u)" != 0 ]; then
+    echo 'int x;' >"$T/unreadable.cu"; chmod 000 "$T/unreadable.cu"
+    cg eval "$T/unreadable.cu" -t kb1/19_relu
+    check "eval of an unreadable kernel: exit 3, permission denied (rc $rc)" '[ $rc -eq 3 ] && grep -q "Permission denied" "$T/err"'
+fi
+
+# ---- 6. range errors name the flag and the value
+cg run kb1/19_relu --deadline -5
+check "run --deadline -5 names the flag and value (rc $rc)" '[ $rc -eq 2 ] && grep -q "^error: option .--deadline. must be 0 or more (got \"-5\")" "$T/err" && ! grep -q -- "--fix-attempts" "$T/err"'
+cg run kb1/19_relu --iters 0
+check "run --iters 0 names the flag (rc $rc)" '[ $rc -eq 2 ] && grep -q "option .--iters. must be at least 1 (got \"0\")" "$T/err"'
+cg run kb1/19_relu --noise 2
+check "run --noise 2 names the flag (rc $rc)" '[ $rc -eq 2 ] && grep -q "option .--noise. must be a fraction from 0 to 1.*(got 2)" "$T/err"'
+cg eval x.cu -t kb1/19_relu --device -1
+check "eval --device -1 names the flag (rc $rc)" '[ $rc -eq 2 ] && grep -q "option .--device. must be 0 or more (got \"-1\")" "$T/err"'
+cg build x.cu --deadline -1
+check "build --deadline -1 names the flag (rc $rc)" '[ $rc -eq 2 ] && grep -q "option .--deadline. must be 0 or more (got \"-1\")" "$T/err"'
+
+# ---- 7. did you mean
+cg task show kb1/19_rleu
+check "a swapped task name suggests the task (rc $rc)" '[ $rc -eq 3 ] && grep -q "did you mean .kb1/19_relu.?" "$T/err"'
+cg eval x.cu -t relu
+check "a bare op name suggests the tasks of that op (rc $rc)" '[ $rc -eq 3 ] && grep -q "did you mean one of .kb1/19_relu., .kb1/20_leaky_relu." "$T/err"'
+cg eval x.cu -t 19
+check "a bare number suggests the task (rc $rc)" '[ $rc -eq 3 ] && grep -q "did you mean .kb1/19_relu.?" "$T/err"'
+cg evl
+check "a mistyped command suggests the command (rc $rc)" '[ $rc -eq 2 ] && grep -q "did you mean .eval.?" "$T/err"'
+cg help evl
+check "help of a mistyped command suggests the command (rc $rc)" '[ $rc -eq 2 ] && grep -q "did you mean .eval.?" "$T/err"'
+cg run kb1/19_relu --iter 3
+check "a mistyped flag suggests the flag (rc $rc)" '[ $rc -eq 2 ] && grep -q "unknown option .--iter. (did you mean .--iters.?)" "$T/err"'
+cg xyzzy
+check "nothing close: no suggestion (rc $rc)" '[ $rc -eq 2 ] && ! grep -q "did you mean" "$T/err"'
+
+# ---- 11. the small ones
+cg eval x.cu
+check "eval without --task: no stray characters (rc $rc)" '[ $rc -eq 2 ] && grep -q "(see .cutegen tasks.)$" "$T/err"'
+
+echo "# done"
+[ $fails -eq 0 ]
