@@ -728,7 +728,7 @@ static void prebuild(struct agent *a)
 		return;
 	char *t = xasprintf("compiling the %d candidates of this stage, %ld at a time", n,
 			    jobs < n ? jobs : n);
-	emit(a, AGENT_EV_NOTE, t, NULL);
+	emit(a, AGENT_EV_INFO, t, NULL);
 	free(t);
 	fflush(NULL);
 	int running = 0;

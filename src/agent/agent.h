@@ -66,7 +66,8 @@ enum agent_event_kind {
 	AGENT_EV_PHASE,     /* a node's phase begins: text = "llm", "compile", "evaluate"... */
 	AGENT_EV_TOKENS,    /* the model's reply is streaming: tokens = received so far */
 	AGENT_EV_NODE,      /* a node is stored: node */
-	AGENT_EV_NOTE       /* something the user should read once: text */
+	AGENT_EV_NOTE,      /* something the user should read once: text */
+	AGENT_EV_INFO       /* what is happening, a line of progress (--quiet drops it): text */
 };
 
 struct agent_event {

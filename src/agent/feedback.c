@@ -34,6 +34,12 @@ void feedback_policy(const struct policy_report *rep, struct strbuf *out)
 void feedback_compile(const struct build_result *br, const char *source, size_t len,
 		      double deadline_s, struct strbuf *out)
 {
+	feedback_compile_file(br, source, len, deadline_s, "kernel.cu", out);
+}
+
+void feedback_compile_file(const struct build_result *br, const char *source, size_t len,
+			   double deadline_s, const char *main_file, struct strbuf *out)
+{
 	size_t from = out->len;
 	if (br->timed_out) {
 		strbuf_addf(out, "The compile did not finish within its deadline of %.0f s: too many or "
@@ -42,7 +48,7 @@ void feedback_compile(const struct build_result *br, const char *source, size_t 
 		return;
 	}
 	strbuf_addstr(out, "The kernel did not compile. The first error:\n");
-	if (diag_format_first_error(&br->diags, source, len, "kernel.cu", out)) {
+	if (diag_format_first_error(&br->diags, source, len, main_file, out)) {
 		/* no parsed error: the end of the log is the best there is */
 		size_t n = br->log_len, keep = n > 3000 ? 3000 : n;
 		strbuf_addf(out, "nvcc exited with status %d; the end of its output:\n", br->status);

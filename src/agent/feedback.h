@@ -27,6 +27,9 @@ void feedback_policy(const struct policy_report *rep, struct strbuf *out);
 /* The compile's first error (diag_format_first_error), or the deadline, or the log's end. */
 void feedback_compile(const struct build_result *br, const char *source, size_t len,
 		      double deadline_s, struct strbuf *out);
+/* The same, with the source named main_file (the user's path, after diag_list_map_file). */
+void feedback_compile_file(const struct build_result *br, const char *source, size_t len,
+			   double deadline_s, const char *main_file, struct strbuf *out);
 
 /* A failed evaluation: verdict, message, and from the report the failing check's where,
  * counts and samples. Nothing for a pass. */

@@ -56,6 +56,16 @@ int print_help_page(const char *name)
 }
 
 
+int check_arch_option(const char *arch)
+{
+	char gencode[96];
+	if (!arch || !build_parse_arch(arch, gencode, sizeof(gencode)))
+		return 0;
+	error("option '--arch': '%s' is not a GPU architecture nvcc knows; use one of %s "
+	      "(sm_90a for H100/H200)", arch, build_known_archs());
+	return -1;
+}
+
 int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
 		      struct policy_report *pol, struct build_result *br)
 {

@@ -119,6 +119,8 @@ int cmd_build(int argc, char **argv)
 		error("build takes one kernel file (got %d); usage: cutegen build KERNEL.cu", npos);
 		return EXIT_USAGE;
 	}
+	if (check_arch_option(arch))
+		return EXIT_USAGE;
 	const char *file = argv[1];
 
 	int rc = EXIT_OK;
@@ -173,6 +175,8 @@ int cmd_build(int argc, char **argv)
 		goto done;
 	}
 
+	/* diagnostics name the user's file (editors jump to it), not the kernel.cu nvcc saw */
+	diag_list_map_file(&res.diags, "kernel.cu", file);
 	if (show_log && !json && res.log_len)
 		fwrite(res.log, 1, res.log_len, stderr);
 	if (json) {
@@ -187,7 +191,7 @@ int cmd_build(int argc, char **argv)
 		json_object_set_new(out, "key", json_string(res.key));
 		json_object_set_new(out, "diagnostics", diags_json(&res.diags));
 		if (!res.ok) {
-			diag_format_first_error(&res.diags, src.buf, src.len, "kernel.cu", &text);
+			diag_format_first_error(&res.diags, src.buf, src.len, file, &text);
 			json_object_set_new(out, "first_error", json_string(text.buf));
 			if (show_log)
 				json_object_set_new(out, "log", json_string(res.log));
@@ -203,11 +207,10 @@ int cmd_build(int argc, char **argv)
 	}
 	if (!res.ok) {
 		if (!json) {
-			error("kernel '%s' does not compile (nvcc exit %d after %.1f s%s); "
-			      "kernel.cu below is '%s':", file, res.status, res.compile_s,
-			      res.cache_hit ? ", cached" : "", file);
+			error("kernel '%s' does not compile (nvcc exit %d after %.1f s%s):", file,
+			      res.status, res.compile_s, res.cache_hit ? ", cached" : "");
 			strbuf_reset(&text);
-			if (diag_format_first_error(&res.diags, src.buf, src.len, "kernel.cu", &text))
+			if (diag_format_first_error(&res.diags, src.buf, src.len, file, &text))
 				fputs(log_tail(res.log, res.log_len, 40), stderr);
 			else
 				fputs(text.buf, stderr);

@@ -78,6 +78,8 @@ int cmd_eval(int argc, char **argv)
 		error("eval needs --task NAME_OR_FILE (see 'cutegen tasks')");
 		return EXIT_USAGE;
 	}
+	if (check_arch_option(arch))
+		return EXIT_USAGE;
 	const char *kernel = argv[1];
 	char *terr = NULL;
 	struct task *t = task_load(task_name, &terr);
@@ -125,6 +127,8 @@ int cmd_eval(int argc, char **argv)
 			rc = EXIT_VERDICT;
 			goto out;
 		}
+		/* what the user reads names their file, not the kernel.cu nvcc compiled */
+		diag_list_map_file(&br.diags, "kernel.cu", kernel);
 		json_t *bj = json_object();
 		json_object_set_new(bj, "ok", json_boolean(br.ok));
 		json_object_set_new(bj, "cache_hit", json_boolean(br.cache_hit));
@@ -134,7 +138,7 @@ int cmd_eval(int argc, char **argv)
 		json_object_set_new(bj, "diagnostics", diags_json(&br.diags, 20));
 		json_object_set_new(out, "build", bj);
 		if (!br.ok) {
-			feedback_compile(&br, src.buf, src.len, compile_deadline, &txt);
+			feedback_compile_file(&br, src.buf, src.len, compile_deadline, kernel, &txt);
 			json_object_set_new(out, "stage", json_string("compile"));
 			json_object_set_new(out, "verdict", json_string("compile_error"));
 			json_object_set_new(out, "message", json_string(txt.buf));

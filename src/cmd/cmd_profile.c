@@ -48,6 +48,8 @@ int cmd_profile(int argc, char **argv)
 				   "KERNEL.cu --task TASK");
 		return EXIT_USAGE;
 	}
+	if (check_arch_option(arch))
+		return EXIT_USAGE;
 	const char *kernel = np ? argv[1] : so;
 	char *terr = NULL;
 	struct task *t = task_load(task_name, &terr);
@@ -90,7 +92,8 @@ int cmd_profile(int argc, char **argv)
 			goto out;
 		}
 		if (!br.ok) {
-			feedback_compile(&br, src.buf, src.len, compile_deadline, &txt);
+			diag_list_map_file(&br.diags, "kernel.cu", kernel);
+			feedback_compile_file(&br, src.buf, src.len, compile_deadline, kernel, &txt);
 			error("kernel '%s' does not compile:\n%s", kernel, txt.buf);
 			rc = EXIT_VERDICT;
 			goto out;

@@ -103,6 +103,10 @@ static void on_event(void *ctx, const struct agent_event *ev)
 		clear_status(u);
 		fprintf(stderr, "== %s\n", ev->text);
 		return;
+	case AGENT_EV_INFO:
+		if (u->quiet)
+			return;
+		/* fall through */
 	case AGENT_EV_NOTE:
 		clear_status(u);
 		fprintf(stderr, "note: %s\n", ev->text);
@@ -432,6 +436,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 		      r->noise);
 		return EXIT_USAGE;
 	}
+	if (check_arch_option(r->arch))
+		return EXIT_USAGE;
 	if (r->profile_from_stage < -1) {
 		error("option '--profile-from-stage' must be a stage number, or -1 for never (got %d)",
 		      r->profile_from_stage);

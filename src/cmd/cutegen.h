@@ -50,6 +50,9 @@ struct strbuf;
 int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
 		      struct policy_report *pol, struct build_result *br);
 
+/* 0 when arch is NULL or a known sm_XY[a|f]; else prints the usage error and returns -1. */
+int check_arch_option(const char *arch);
+
 /* Prints the help page of `name` (docs/cli/NAME.txt, embedded) to stdout; -1 if none. */
 int print_help_page(const char *name);
 

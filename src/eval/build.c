@@ -19,6 +19,28 @@
 
 #define ABI_HEADER "cutegen/kernel_abi.h"
 
+/*
+ * The GPU architectures NVIDIA has defined (compute capability x 10), and which of them take the
+ * arch-specific 'a' and family 'f' suffixes. A name outside the table is a typo (sm_999), caught
+ * as a usage error before nvcc runs; add new architectures here as they appear.
+ */
+static const struct {
+	int cc;
+	unsigned a : 1, f : 1;
+} known_archs[] = {
+	{ 50, 0, 0 }, { 52, 0, 0 }, { 53, 0, 0 }, { 60, 0, 0 }, { 61, 0, 0 }, { 62, 0, 0 },
+	{ 70, 0, 0 }, { 72, 0, 0 }, { 75, 0, 0 }, { 80, 0, 0 }, { 86, 0, 0 }, { 87, 0, 0 },
+	{ 88, 0, 0 }, { 89, 0, 0 }, { 90, 1, 0 }, { 100, 1, 1 }, { 101, 1, 1 }, { 103, 1, 1 },
+	{ 110, 1, 1 }, { 120, 1, 1 }, { 121, 1, 1 },
+};
+
+const char *build_known_archs(void)
+{
+	return "sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_100f, "
+	       "sm_103, sm_103a, sm_103f, sm_110, sm_110a, sm_110f, sm_120, sm_120a, sm_120f, "
+	       "sm_121, sm_121a, sm_121f";
+}
+
 int build_parse_arch(const char *arch, char *gencode, size_t size)
 {
 	if (!arch || strncmp(arch, "sm_", 3))
@@ -31,6 +53,13 @@ int build_parse_arch(const char *arch, char *gencode, size_t size)
 		return -1;
 	const char *suffix = p + digits;
 	if (*suffix && strcmp(suffix, "a") && strcmp(suffix, "f"))
+		return -1;
+	int cc = atoi(p);
+	size_t k = 0;
+	while (k < ARRAY_SIZE(known_archs) && known_archs[k].cc != cc)
+		k++;
+	if (k == ARRAY_SIZE(known_archs) || (*suffix == 'a' && !known_archs[k].a) ||
+	    (*suffix == 'f' && !known_archs[k].f))
 		return -1;
 	int n = snprintf(gencode, size, "arch=compute_%s,code=%s", p, arch);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
@@ -74,8 +103,8 @@ char **build_argv(const struct build_opts *opts, const char *cutlass_include,
 	char gencode[64];
 	const char *arch = opts->arch ? opts->arch : BUILD_DEFAULT_ARCH;
 	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
-		*err = xasprintf("arch '%s' is not of the form sm_XY, sm_XYa or sm_XYf "
-				 "(e.g. sm_90a for H100/H200)", arch);
+		*err = xasprintf("arch '%s' is not a GPU architecture nvcc knows; use one of "
+				 "%s (sm_90a for H100/H200)", arch, build_known_archs());
 		return NULL;
 	}
 	const char *fixed[] = { "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
@@ -362,8 +391,8 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	char gencode[64];
 	const char *arch = opts->arch ? opts->arch : BUILD_DEFAULT_ARCH;
 	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
-		*err = xasprintf("arch '%s' is not of the form sm_XY, sm_XYa or sm_XYf "
-				 "(e.g. sm_90a for H100/H200)", arch);
+		*err = xasprintf("arch '%s' is not a GPU architecture nvcc knows; use one of "
+				 "%s (sm_90a for H100/H200)", arch, build_known_archs());
 		rc = CG_USAGE;
 		goto out;
 	}

@@ -91,8 +91,14 @@ char **build_argv(const struct build_opts *opts, const char *cutlass_include,
 		  const char *abi_include, char **err);
 void build_argv_free(char **argv);
 
-/* "sm_90a" -> 0, filling gencode with "arch=compute_90a,code=sm_90a"; -1 when invalid. */
+/*
+ * "sm_90a" -> 0, filling gencode with "arch=compute_90a,code=sm_90a"; -1 when it is not of the
+ * form sm_XY[a|f] or names no architecture NVIDIA has defined (sm_999, sm_80a).
+ */
 int build_parse_arch(const char *arch, char *gencode, size_t size);
+
+/* The architectures build_parse_arch accepts, as a list for messages; static string. */
+const char *build_known_archs(void);
 
 /*
  * The cache key for a source and argv, given the compiler's version text and the header

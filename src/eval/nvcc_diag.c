@@ -578,6 +578,22 @@ void diag_list_release(struct diag_list *dl)
 	memset(dl, 0, sizeof(*dl));
 }
 
+void diag_list_map_file(struct diag_list *dl, const char *from, const char *to)
+{
+	for (size_t i = 0; i < dl->nr; i++) {
+		struct diag *d = &dl->items[i];
+		if (d->file && !strcmp(d->file, from)) {
+			free(d->file);
+			d->file = xstrdup(to);
+		}
+		for (size_t k = 0; k < d->nframes; k++)
+			if (d->frames[k].file && !strcmp(d->frames[k].file, from)) {
+				free(d->frames[k].file);
+				d->frames[k].file = xstrdup(to);
+			}
+	}
+}
+
 const struct diag *diag_first_error(const struct diag_list *dl)
 {
 	for (size_t i = 0; i < dl->nr; i++)

@@ -71,6 +71,13 @@ struct diag_list {
 /* Appends the records found in log[0..len) to dl. Never fails; unknown lines are skipped. */
 void diag_parse(const char *log, size_t len, struct diag_list *dl);
 
+/*
+ * Renames the file `from` (as nvcc printed it, e.g. "kernel.cu", the name build.c compiles the
+ * source under) to `to` in every record and frame, so that what the user reads names their own
+ * file (editors jump to "my_relu.cu:12:5"). For display only: the model is shown kernel.cu.
+ */
+void diag_list_map_file(struct diag_list *dl, const char *from, const char *to);
+
 /* Frees every record; dl is empty and reusable afterwards. */
 void diag_list_release(struct diag_list *dl);
 

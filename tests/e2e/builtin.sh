@@ -94,6 +94,9 @@ check "the run records the builtin backend" 'sql "$T/run1" "select config_json f
 check "no model: it says why it uses the builtin agent" 'grep -q "no model configured.*the builtin agent" "$T/err2"'
 check "the same walk again, node for node" \
     '[ "$(sql "$T/run1" "select group_concat(change, \"|\") from nodes")" = "$(sql "$T/run2" "select group_concat(change, \"|\") from nodes")" ]'
+check "it says what it compiles ahead" 'grep -q "^note: compiling the [0-9]* candidates of this stage" "$T/err2"'
+"$CUTEGEN" run "$TASK" --recorded-evals "$R" --out "$T/run2q" --quiet >"$T/out2q" 2>"$T/err2q"
+check "--quiet: no progress notes (no 'note: compiling ...')" '! grep -q "compiling the" "$T/err2q" && grep -q "best" "$T/out2q"'
 
 # ---- a walk cut short, then resumed ----
 "$CUTEGEN" run "$TASK" --backend builtin --recorded-evals "$R" --iters 4 --out "$T/run3" --json >"$T/out3.json" 2>/dev/null

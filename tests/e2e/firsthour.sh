@@ -92,6 +92,24 @@ check "nothing close: no suggestion (rc $rc)" '[ $rc -eq 2 ] && ! grep -q "did y
 # ---- 11. the small ones
 cg eval x.cu
 check "eval without --task: no stray characters (rc $rc)" '[ $rc -eq 2 ] && grep -q "(see .cutegen tasks.)$" "$T/err"'
+echo 'int x;' >"$T/x.cu"
+cg build "$T/x.cu" --arch sm_999
+check "build --arch sm_999 is a usage error listing the architectures (rc $rc)" '[ $rc -eq 2 ] && grep -q ".sm_999. is not a GPU architecture.*sm_90a" "$T/err"'
+cg build "$T/x.cu" --arch sm_80a
+check "build --arch sm_80a (no arch-specific sm_80a) is a usage error (rc $rc)" '[ $rc -eq 2 ]'
+cg eval "$T/nonexist.cu" -t kb1/19_relu --arch sm_999
+check "eval --arch sm_999 is a usage error too (rc $rc)" '[ $rc -eq 2 ] && grep -q "option .--arch.: .sm_999." "$T/err"'
+cg run kb1/19_relu --arch sm_999 --out "$T/never"
+check "run --arch sm_999 is a usage error, no run directory (rc $rc)" '[ $rc -eq 2 ] && [ ! -e "$T/never" ]'
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+    printf '#include <cstdio>\nvoid f() { undefined_thing(); }\n' >"$T/my_bad.cu"
+    cg build "$T/my_bad.cu" --no-policy
+    check "compile errors name the user's file, not kernel.cu (rc $rc)" \
+        '[ $rc -eq 1 ] && grep -q "^$T/my_bad.cu:2:12: error: identifier \"undefined_thing\" is undefined" "$T/err" && ! grep -q "kernel\.cu" "$T/err"'
+    cg build "$T/my_bad.cu" --no-policy --json
+    check "build --json diagnostics name the user's file (rc $rc)" \
+        'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"diagnostics\"][0][\"file\"]==sys.argv[2], d; assert \"kernel.cu\" not in d[\"first_error\"]" "$T/out" "$T/my_bad.cu"'
+fi
 
 echo "# done"
 [ $fails -eq 0 ]

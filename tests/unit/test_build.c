@@ -25,7 +25,8 @@ TEST(build_parse_arch_accepts_sm_forms_only)
 	CHECK_INT(build_parse_arch("sm_100a", g, sizeof(g)), 0);
 	CHECK_INT(build_parse_arch("sm_120f", g, sizeof(g)), 0);
 	static const char *bad[] = { "", "sm_", "sm_9", "sm_9000", "sm_90b", "sm_90aa",
-				     "compute_90", "90a", "sm_90a;rm", "sm_90 a", NULL };
+				     "compute_90", "90a", "sm_90a;rm", "sm_90 a", "sm_999",
+				     "sm_99", "sm_80a", "sm_90f", "sm_91", NULL };
 	for (int i = 0; bad[i]; i++)
 		if (!build_parse_arch(bad[i], g, sizeof(g))) {
 			test_fail(__FILE__, __LINE__, "accepted arch '%s'", bad[i]);
@@ -52,7 +53,7 @@ TEST(build_argv_is_the_documented_command)
 	build_argv_free(argv);
 	o.arch = "sm_9x";
 	CHECK(build_argv(&o, "/c", "/a", &err) == NULL);
-	CHECK_HAS(err, "arch 'sm_9x' is not of the form sm_XY");
+	CHECK_HAS(err, "arch 'sm_9x' is not a GPU architecture nvcc knows");
 	free(err);
 	strbuf_release(&sb);
 }
