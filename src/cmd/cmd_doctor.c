@@ -67,6 +67,69 @@ static json_t *probe_gpus(const char *runner, char **problem)
 	return j;
 }
 
+/*
+ * The LLM backends as JSON, from the lines llm_describe_backends writes ("  default: openai
+ * (...)", "  openai     not configured: set OPENAI_API_KEY (...)"): {"default": NAME or null,
+ * "default_configured": bool, "config_error": text or null, "backends": [{"name", "configured",
+ * "detail"}]}.
+ */
+static json_t *llm_json(const char *text)
+{
+	json_t *o = json_object(), *arr = json_array();
+	json_object_set_new(o, "default", json_null());
+	json_object_set_new(o, "default_configured", json_false());
+	json_object_set_new(o, "config_error", json_null());
+	const char *line = text;
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char *l = xstrndup(line, len), *p = l;
+		line += len + (nl != NULL);
+		while (*p == ' ')
+			p++;
+		if (starts_with(p, "(config: ")) {
+			p += strlen("(config: ");
+			if (*p && p[strlen(p) - 1] == ')')
+				p[strlen(p) - 1] = 0;
+			json_object_set_new(o, "config_error", json_string(p));
+		} else if (starts_with(p, "default: ")) {
+			p += strlen("default: ");
+			char *sp = strchr(p, ' ');
+			if (sp)
+				*sp++ = 0;
+			if (strcmp(p, "none"))
+				json_object_set_new(o, "default", json_string(p));
+			json_object_set_new(o, "default_configured",
+					    json_boolean(strcmp(p, "none") &&
+							 !(sp && strstr(sp, "not configured"))));
+			if (sp && *sp)
+				json_object_set_new(o, "default_detail", json_string(sp));
+		} else if (*p) {
+			char *sp = strchr(p, ' ');
+			if (sp)
+				*sp++ = 0;
+			while (sp && *sp == ' ')
+				sp++;
+			const char *detail = sp ? sp : "";
+			int configured = 0;
+			if (starts_with(detail, "configured: ")) {
+				configured = 1;
+				detail += strlen("configured: ");
+			} else if (starts_with(detail, "always available: ")) {
+				configured = 1;
+				detail += strlen("always available: ");
+			} else if (starts_with(detail, "not configured: ")) {
+				detail += strlen("not configured: ");
+			}
+			json_array_append_new(arr, json_pack("{s:s, s:b, s:s}", "name", p, "configured",
+							     configured, "detail", detail));
+		}
+		free(l);
+	}
+	json_object_set_new(o, "backends", arr);
+	return o;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	int json = 0, np = 0;
@@ -106,6 +169,8 @@ int cmd_doctor(int argc, char **argv)
 	json_t *gpus = json_array();
 	if (!runner) {
 		strbuf_addstr(&txt, "runner             not found: build it with 'make'\n");
+		json_object_set_new(o, "gpu_error", json_string("the runner (cutegen-runner) was not "
+								"found: build it with 'make'"));
 	} else {
 		char *problem = NULL;
 		json_t *j = probe_gpus(runner, &problem);
@@ -123,10 +188,12 @@ int cmd_doctor(int argc, char **argv)
 				json_array_append(gpus, d);
 			}
 			can_eval = 1;
+			json_object_set_new(o, "gpu_error", json_null());
 		} else {
 			const char *why = j ? json_string_value(json_object_get(j, "error")) : problem;
 			strbuf_addf(&txt, "GPU                no CUDA device: kernels can be compiled but not evaluated (%s)\n",
 				    why ? why : "none found");
+			json_object_set_new(o, "gpu_error", json_string(why ? why : "none found"));
 		}
 		if (j)
 			json_decref(j);
@@ -148,7 +215,7 @@ int cmd_doctor(int argc, char **argv)
 	}
 	struct strbuf llm = STRBUF_INIT;
 	llm_describe_backends(NULL, &llm);
-	json_object_set_new(o, "llm_backends", json_string(llm.buf));
+	json_object_set_new(o, "llm", llm_json(llm.buf));
 	strbuf_addstr(&txt, "LLM backends:\n");
 	for (char *line = llm.buf, *nl; *line; line = nl) {
 		nl = strchr(line, '\n');

@@ -67,10 +67,10 @@ static void print_json(const struct llm_config *cfg, const struct llm_reply *r, 
 	}
 	if (cfg) {
 		json_object_set_new(j, "backend", json_string(cfg->backend));
-		if (r && r->model)
-			json_object_set_new(j, "model", json_string(r->model));
-		else if (cfg->model)
-			json_object_set_new(j, "model", json_string(cfg->model));
+		/* always there, as the help promises: the model that replied, else the one asked
+		 * for, else null (a cmd or replay backend given no --model) */
+		const char *model = r && r->model ? r->model : cfg->model;
+		json_object_set_new(j, "model", model ? json_string(model) : json_null());
 	}
 	if (r) {
 		json_object_set_new(j, "seconds", json_real(r->seconds));

@@ -110,6 +110,23 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     check "build --json diagnostics name the user's file (rc $rc)" \
         'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"diagnostics\"][0][\"file\"]==sys.argv[2], d; assert \"kernel.cu\" not in d[\"first_error\"]" "$T/out" "$T/my_bad.cu"'
 fi
+"$CUTEGEN" doctor --json >"$T/doctor.json" 2>/dev/null
+check "doctor --json: LLM backends as objects, and why gpus is empty" 'python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = {x[\"name\"]: x for x in d[\"llm\"][\"backends\"]}
+assert set(b) >= {\"openai\", \"anthropic\", \"cmd\", \"replay\", \"builtin\"}, b
+assert b[\"builtin\"][\"configured\"] is True and isinstance(b[\"openai\"][\"configured\"], bool)
+assert b[\"cmd\"][\"configured\"] is False and \"CUTEGEN_LLM_CMD\" in b[\"cmd\"][\"detail\"]
+assert \"default\" in d[\"llm\"] and \"default_configured\" in d[\"llm\"]
+assert isinstance(d[\"gpus\"], list)
+assert (d[\"gpu_error\"] is None) == (len(d[\"gpus\"]) > 0), d[\"gpu_error\"]
+if not d[\"gpus\"]: assert d[\"gpu_error\"], d
+" "$T/doctor.json"'
+cg llm --llm-cmd "echo hi" --json hello
+check "llm --json names the model, null when the backend has none (rc $rc)" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert \"model\" in d and d[\"model\"] is None and d[\"text\"]==\"hi\\n\", d" "$T/out"'
+cg llm --llm-cmd "echo hi" --model my-model --json hello
+check "llm --json gives --model when the backend does not say (rc $rc)" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"model\"]==\"my-model\", d" "$T/out"'
 
 echo "# done"
 [ $fails -eq 0 ]
