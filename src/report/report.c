@@ -537,16 +537,16 @@ double report_fast_p(const double *speedups, size_t n, double p)
 	return n ? (double)k / (double)n : 0;
 }
 
-static double geomean(struct run_history **runs, size_t n, int which)
+static double geomean(const struct report_task *t, size_t n, int which)
 {
 	double s = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!runs[i] || !runs[i]->best_node)
+		const struct run_history *h = t[i].run;
+		if (!h || !h->best_node)
 			continue;
-		double v = which == 0 ? runs[i]->speedup : which == 1 ? runs[i]->speedup_cublas
-				      : which == 2 ? runs[i]->speedup_torch
-						   : runs[i]->roofline_fraction;
+		double v = which == 0 ? h->speedup : which == 1 ? h->speedup_cublas
+				      : which == 2 ? h->speedup_torch : h->roofline_fraction;
 		if (v > 0 && isfinite(v)) {
 			s += log(v);
 			k++;
@@ -587,28 +587,77 @@ static void chart_fast_p(struct strbuf *out, const double *sp, size_t n)
 	strbuf_release(&dots);
 }
 
-static double *suite_speedups(struct run_history **runs, size_t n)
+static double *suite_speedups(const struct report_task *t, size_t n)
 {
 	double *sp = xcalloc(n ? n : 1, sizeof(double));
 	for (size_t i = 0; i < n; i++)
-		sp[i] = runs[i] && runs[i]->best_node ? runs[i]->speedup : -1;
+		sp[i] = t[i].run && t[i].run->best_node ? t[i].run->speedup : -1;
 	return sp;
 }
 
-void report_suite_html(struct strbuf *out, const char *suite_dir, struct run_history **runs,
-		       char **errs, size_t n)
+void report_task_why(struct strbuf *out, const struct report_task *t)
 {
-	struct strbuf b = STRBUF_INIT;
+	const struct run_history *h = t->run;
+	if (h && h->best_node)
+		return;
+	size_t from = out->len;
+	if (t->message && *t->message) {
+		report_text_clean(out, t->message, CAP_LINE);
+	} else if (h) {
+		const struct store_node *last = NULL;
+		for (size_t i = h->n; i-- > 0;)
+			if (h->nodes[i].verdict && strcmp(h->nodes[i].verdict, "pass")) {
+				last = &h->nodes[i];
+				break;
+			}
+		if (h->run.stop_reason && *h->run.stop_reason)
+			report_text_clean(out, h->run.stop_reason, CAP_LINE);
+		if (last) {
+			strbuf_addf(out, "%slast failure: node %ld ", out->len > from ? "; " : "",
+				    last->id);
+			report_text_clean(out, last->verdict, 40);
+			if (last->message && *last->message) {
+				strbuf_addstr(out, ": ");
+				report_text_clean(out, last->message, CAP_LINE);
+			}
+		}
+		if (out->len == from)
+			strbuf_addstr(out, h->n ? "no node passed" : "no node was made");
+	} else if (t->error) {
+		report_text_clean(out, t->error, CAP_LINE);
+	}
+}
+
+static const char *task_status(const struct report_task *t)
+{
+	if (t->status)
+		return t->status;
+	return t->run ? t->run->run.status : "unreadable";
+}
+
+void report_suite_html(struct strbuf *out, const char *suite_dir, const struct report_task *t,
+		       size_t n)
+{
+	struct strbuf b = STRBUF_INIT, why = STRBUF_INIT;
 	strbuf_addstr(&b, "<h1>cutegen suite: ");
 	report_html_escape(&b, suite_dir, 1000);
-	strbuf_addf(&b, "</h1>\n<p class=\"muted\">%zu runs</p>\n<h2>Tasks</h2>\n<table id=\"tasks\">\n"
+	strbuf_addf(&b, "</h1>\n<p class=\"muted\">%zu tasks (each counted once: a retried task by "
+		    "its final attempt)</p>\n<h2>Tasks</h2>\n<table id=\"tasks\">\n"
 		    "<tr><th>task</th><th>run</th><th>status</th><th>nodes</th><th>best</th>"
-		    "<th>speedup</th><th>vs cuBLAS</th><th>vs PyTorch</th><th>roofline</th></tr>\n", n);
+		    "<th>speedup</th><th>vs cuBLAS</th><th>vs PyTorch</th><th>roofline</th>"
+		    "<th>why it failed</th></tr>\n", n);
 	for (size_t i = 0; i < n; i++) {
-		const struct run_history *h = runs[i];
+		const struct run_history *h = t[i].run;
+		strbuf_reset(&why);
+		report_task_why(&why, &t[i]);
 		if (!h) {
-			strbuf_addstr(&b, "<tr class=\"unreadable\"><td>?</td><td colspan=\"8\">");
-			report_html_escape(&b, errs[i], CAP_LINE);
+			strbuf_addstr(&b, t[i].status ? "<tr class=\"norun\"><td>"
+						      : "<tr class=\"unreadable\"><td>");
+			report_html_escape(&b, t[i].name ? t[i].name : "?", 300);
+			strbuf_addstr(&b, "</td><td>-</td><td>");
+			report_html_escape(&b, task_status(&t[i]), 40);
+			strbuf_addstr(&b, "</td><td colspan=\"6\"></td><td class=\"why\">");
+			report_html_escape(&b, why.buf, CAP_LINE);
 			strbuf_addstr(&b, "</td></tr>\n");
 			continue;
 		}
@@ -624,24 +673,29 @@ void report_suite_html(struct strbuf *out, const char *suite_dir, struct run_his
 		strbuf_addstr(&b, "</td><td>");
 		report_html_escape(&b, h->dir, 300);
 		strbuf_addstr(&b, "</td><td>");
-		report_html_escape(&b, h->run.status, 40);
+		report_html_escape(&b, task_status(&t[i]), 40);
+		if (t[i].attempts > 1)
+			strbuf_addf(&b, " (%d attempts)", t[i].attempts);
 		strbuf_addf(&b, "</td><td class=\"num\">%zu</td><td>", h->n);
 		if (h->best_node)
 			strbuf_addf(&b, "%ld", h->best);
 		else
 			strbuf_addstr(&b, "no correct kernel");
 		strbuf_addf(&b, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-			    "<td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n", sp, cb, pt, rf);
+			    "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"why\">", sp,
+			    cb, pt, rf);
+		report_html_escape(&b, why.buf, CAP_LINE);
+		strbuf_addstr(&b, "</td></tr>\n");
 	}
 	char g0[32], g1[32], g2[32], g3[32];
-	fmt_num(g0, sizeof(g0), "%.3fx", geomean(runs, n, 0));
-	fmt_num(g1, sizeof(g1), "%.3fx", geomean(runs, n, 1));
-	fmt_num(g2, sizeof(g2), "%.3fx", geomean(runs, n, 2));
-	fmt_num(g3, sizeof(g3), "%.3f", geomean(runs, n, 3));
+	fmt_num(g0, sizeof(g0), "%.3fx", geomean(t, n, 0));
+	fmt_num(g1, sizeof(g1), "%.3fx", geomean(t, n, 1));
+	fmt_num(g2, sizeof(g2), "%.3fx", geomean(t, n, 2));
+	fmt_num(g3, sizeof(g3), "%.3f", geomean(t, n, 3));
 	strbuf_addf(&b, "<tr id=\"geomean\"><th colspan=\"5\">geometric mean (correct kernels)</th>"
 		    "<th class=\"num\">%s</th><th class=\"num\">%s</th><th class=\"num\">%s</th>"
-		    "<th class=\"num\">%s</th></tr>\n</table>\n", g0, g1, g2, g3);
-	double *sp = suite_speedups(runs, n);
+		    "<th class=\"num\">%s</th><th></th></tr>\n</table>\n", g0, g1, g2, g3);
+	double *sp = suite_speedups(t, n);
 	strbuf_addstr(&b, "<h2>fast_p</h2>\n<p>The share of tasks whose kernel is correct and more "
 		      "than p times as fast as the baseline (fast_0 = share correct).</p>\n");
 	chart_fast_p(&b, sp, n);
@@ -651,38 +705,46 @@ void report_suite_html(struct strbuf *out, const char *suite_dir, struct run_his
 	fill_skeleton(out, title.buf, b.buf);
 	strbuf_release(&title);
 	strbuf_release(&b);
+	strbuf_release(&why);
 }
 
-void report_suite_markdown(struct strbuf *out, const char *suite_dir, struct run_history **runs,
-			   char **errs, size_t n)
+void report_suite_markdown(struct strbuf *out, const char *suite_dir,
+			   const struct report_task *t, size_t n)
 {
+	struct strbuf why = STRBUF_INIT;
 	strbuf_addstr(out, "### cutegen suite: `");
 	report_text_clean(out, suite_dir, 500);
-	strbuf_addstr(out, "`\n\n| task | status | speedup | vs cuBLAS | vs PyTorch | roofline |\n"
-			   "| --- | --- | ---: | ---: | ---: | ---: |\n");
+	strbuf_addf(out, "`\n\n%zu tasks, each counted once (a retried task by its final attempt)\n\n"
+			 "| task | status | speedup | vs cuBLAS | vs PyTorch | roofline | why it failed |\n"
+			 "| --- | --- | ---: | ---: | ---: | ---: | --- |\n", n);
 	for (size_t i = 0; i < n; i++) {
-		const struct run_history *h = runs[i];
-		if (!h) {
-			strbuf_addstr(out, "| ? | unreadable: ");
-			report_text_clean(out, errs[i], 200);
-			strbuf_addstr(out, " | - | - | - | - |\n");
-			continue;
+		const struct run_history *h = t[i].run;
+		strbuf_reset(&why);
+		report_task_why(&why, &t[i]);
+		char sp[32] = "-", cb[32] = "-", pt[32] = "-", rf[32] = "-";
+		if (h) {
+			fmt_num(sp, sizeof(sp), "%.3fx", h->best_node ? h->speedup : -1);
+			fmt_num(cb, sizeof(cb), "%.3fx", h->best_node ? h->speedup_cublas : -1);
+			fmt_num(pt, sizeof(pt), "%.3fx", h->best_node ? h->speedup_torch : -1);
+			fmt_num(rf, sizeof(rf), "%.3f", h->best_node ? h->roofline_fraction : -1);
 		}
-		char sp[32], cb[32], pt[32], rf[32];
-		fmt_num(sp, sizeof(sp), "%.3fx", h->best_node ? h->speedup : -1);
-		fmt_num(cb, sizeof(cb), "%.3fx", h->best_node ? h->speedup_cublas : -1);
-		fmt_num(pt, sizeof(pt), "%.3fx", h->best_node ? h->speedup_torch : -1);
-		fmt_num(rf, sizeof(rf), "%.3f", h->best_node ? h->roofline_fraction : -1);
 		strbuf_addstr(out, "| ");
-		report_text_clean(out, h->run.task_name, 200);
+		report_text_clean(out, h ? h->run.task_name : t[i].name ? t[i].name : "?", 200);
 		strbuf_addstr(out, " | ");
-		report_text_clean(out, h->best_node ? h->run.status : "no correct kernel", 40);
-		strbuf_addf(out, " | %s | %s | %s | %s |\n", sp, cb, pt, rf);
+		report_text_clean(out, h && !h->best_node && !t[i].status ? "no correct kernel"
+									     : task_status(&t[i]),
+				  40);
+		if (t[i].attempts > 1)
+			strbuf_addf(out, " (%d attempts)", t[i].attempts);
+		strbuf_addf(out, " | %s | %s | %s | %s | ", sp, cb, pt, rf);
+		strbuf_addstr(out, why.len ? why.buf : "-");
+		strbuf_addstr(out, " |\n");
 	}
-	double *sp = suite_speedups(runs, n);
+	double *sp = suite_speedups(t, n);
 	char g[32];
-	fmt_num(g, sizeof(g), "%.3fx", geomean(runs, n, 0));
+	fmt_num(g, sizeof(g), "%.3fx", geomean(t, n, 0));
 	strbuf_addf(out, "\ngeometric mean speedup: %s; fast_0 %.2f, fast_1 %.2f, fast_2 %.2f\n", g,
 		    report_fast_p(sp, n, 0), report_fast_p(sp, n, 1), report_fast_p(sp, n, 2));
 	free(sp);
+	strbuf_release(&why);
 }

@@ -28,11 +28,31 @@ void report_show_text(struct strbuf *out, const struct run_history *h);
 void report_run_html(struct strbuf *out, const struct run_history *h);
 void report_run_markdown(struct strbuf *out, const struct run_history *h);
 
-/* A suite: runs[i] loaded, or NULL with errs[i] saying why it could not be read. */
-void report_suite_html(struct strbuf *out, const char *suite_dir, struct run_history **runs,
-		       char **errs, size_t n);
-void report_suite_markdown(struct strbuf *out, const char *suite_dir, struct run_history **runs,
-			   char **errs, size_t n);
+/*
+ * One task of a suite, counted once however often it was attempted: its (final) run, or why
+ * there is none, and what the suite store says of it. Nothing here is owned by the report.
+ */
+struct report_task {
+	const struct run_history *run; /* NULL when there is no readable run */
+	const char *name;    /* the task, shown when run is NULL (a spec or a directory) */
+	const char *error;   /* why run is NULL: an unreadable store, no run directory */
+	const char *status;  /* the suite's status for it (done, failed...), NULL outside a suite */
+	const char *message; /* the suite's note on it (why it failed), or NULL */
+	int attempts;        /* how many times it was started; 0 unknown */
+};
+
+/*
+ * Why a task has no correct kernel, in a line (appended to out): the suite's message, else the
+ * run's stop reason and its last failed node's verdict and message, else the error. Nothing
+ * when it has a correct kernel.
+ */
+void report_task_why(struct strbuf *out, const struct report_task *t);
+
+/* A suite's page and summary: a row per task (with why it failed), geomeans, fast_p. */
+void report_suite_html(struct strbuf *out, const char *suite_dir, const struct report_task *t,
+		       size_t n);
+void report_suite_markdown(struct strbuf *out, const char *suite_dir,
+			   const struct report_task *t, size_t n);
 
 /* fast_p: the share of runs with a correct kernel at least p times as fast as the baseline
  * (speedup > p; p = 0 counts every correct kernel). speedups[i] < 0 = no correct kernel. */

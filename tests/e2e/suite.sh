@@ -51,6 +51,17 @@ check "json: geometric means" '[ "$(jq_ "$T/out1.json" "round(d[\"geomean_speedu
 check "json: busy share per worker" '[ "$(jq_ "$T/out1.json" "len(d[\"workers\"]), all(0 < w[\"busy_share\"] <= 1 for w in d[\"workers\"])")" = "2 True" ]'
 check "busy time is in the store" '[ "$(sql "select count(*) from workers where busy_s > 0")" = 2 ]'
 
+# ---- 2b. report reads what suite wrote: each task once (the killed task by its final attempt),
+# with why it failed ----
+"$CUTEGEN" report "$S" --md "$T/s.md" --html "$T/s.html" >/dev/null 2>"$T/rep.err"
+rc=$?
+check "report SUITE_DIR reads the suite (rc $rc)" '[ $rc -eq 0 ] && grep -q "^4 tasks, each counted once" "$T/s.md"' || cat "$T/rep.err"
+check "report SUITE_DIR: fast_p and geomean over the 4 tasks" 'grep -q "fast_0 0.75, fast_1 0.50, fast_2 0.00" "$T/s.md" && grep -q "data-p=\"0.0\" data-fast=\"0.75\"" "$T/s.html" && grep -q "geometric mean speedup: $(python3 -c "print(\"%.3fx\" % (2.0*0.8*1.6)**(1/3))")" "$T/s.md"'
+check "report SUITE_DIR: the failed task says why (its signal) and its attempts" 'grep "crash" "$T/s.md" | grep -q "failed (2 attempts) .*killed by signal 9" && grep -q "class=\"why\">[^<]*killed by signal 9" "$T/s.html"'
+"$CUTEGEN" report "$S/runs" --md "$T/r.md" >/dev/null 2>"$T/rep2.err"
+rc=$?
+check "report SUITE_DIR/runs counts the retried task once (rc $rc)" '[ $rc -eq 0 ] && grep -q "^4 tasks, each counted once" "$T/r.md" && [ "$(grep -c "^| .*crash" "$T/r.md")" = 1 ] && grep -q "fast_0 0.75, fast_1 0.50" "$T/r.md"' || cat "$T/rep2.err" "$T/r.md"
+
 # ---- 3. resume: only the failed task runs again (the crash is over) ----
 rm -f "$D/crash-on"
 before=$(sql "select group_concat(finished) from tasks where status='done'")
