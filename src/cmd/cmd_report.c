@@ -8,7 +8,7 @@
 #include "cmd/cutegen.h"
 #include "store/history.h"
 #include "report/report.h"
-#include "suite/suite.h"
+#include "suite/suite_store.h"
 #include "util/fsutil.h"
 #include "util/opt.h"
 #include "util/xalloc.h"

@@ -9,6 +9,7 @@
 #include "suite/engine.h"
 #include "suite/suite_store.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -223,7 +224,17 @@ int cmd_suite(int argc, char **argv)
 	int rc = EXIT_INTERNAL, r;
 	long session = 0;
 	struct suite_outcome out = { 0 };
-	struct suite_store *ss = suite_open(o.out, &err);
+	struct suite_store *ss = NULL;
+	/* a new suite: everything that can be checked is checked before anything is written, so
+	 * a usage error or a machine without GPUs leaves no suite.db (and no directory) behind */
+	char *db = xasprintf("%s/suite.db", o.out);
+	int existed = file_exists(db);
+	free(db);
+	if (!existed && (r = suite_check(argv[1], &o, &err))) {
+		rc = exit_status_for(r);
+		goto out;
+	}
+	ss = suite_open(o.out, &err);
 	if (!ss) {
 		rc = EXIT_INPUT;
 		goto out;

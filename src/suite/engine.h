@@ -48,6 +48,14 @@ void suite_opts_release(struct suite_opts *o);
 int suite_prepare(struct suite_store *ss, const char *what, const char *suite_dir,
 		  struct suite_opts *o, char **err);
 
+/*
+ * What would make a new suite fail at once, checked before anything is written (so that a
+ * usage error or a machine without GPUs leaves no suite.db behind): the task list (CG_INPUT);
+ * for the local pool the workers (CG_ENV: no GPU or runner) and compile-only workers without
+ * recorded evaluations (CG_USAGE); for Slurm, sbatch on PATH (CG_ENV). Writes nothing.
+ */
+int suite_check(const char *what, const struct suite_opts *o, char **err);
+
 /* What a run of the engine did, for the command's summary and exit status. */
 struct suite_outcome {
 	double wall_s;

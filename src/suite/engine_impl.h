@@ -40,6 +40,9 @@ void suite_run_one(const struct suite_task *row, char *const *pass, int npass, i
 		   const char *worker, const char *const *env, double timeout,
 		   volatile pid_t *pid_slot, struct suite_task *res);
 
+/* CG_INPUT (with *err) when WHAT is neither a built-in suite nor a readable task list. */
+int suite_tasklist_check(const char *what, char **err);
+
 /* One worker of the local pool. */
 struct worker {
 	char name[48];

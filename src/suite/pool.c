@@ -6,6 +6,7 @@
  */
 #include "suite/engine.h"
 #include "suite/engine_impl.h"
+#include "common/paths.h"
 #include "common/proc.h"
 #include "suite/suite_store.h"
 #include "util/err.h"
@@ -114,10 +115,19 @@ static void *worker_main(void *arg)
 		w->tasks++;
 		p->task_wall_sum += res.wall_s;
 		p->task_wall_n++;
+		if (suite_failure_is_permanent(&res) && row->attempts < p->max_attempts) {
+			char *m = xasprintf("%s (not retried: exit %d fails the same way again; fix "
+					    "the cause, then --resume)", res.message ? res.message : "",
+					    res.exit_code);
+			free(res.message);
+			res.message = m;
+		}
 		if (suite_task_finish(p->ss, &res, &err) && !p->store_err)
 			p->store_err = err;
 		int failed = strcmp(res.status, "done") != 0;
-		int retry = failed && row->attempts < p->max_attempts && !suite_interrupted;
+		/* a failure a retry cannot change (exit 2, 3, 4) is not retried */
+		int retry = failed && row->attempts < p->max_attempts && !suite_interrupted &&
+			    !suite_failure_is_permanent(&res);
 		if (failed && !retry)
 			p->failed++;
 		else if (!failed)
@@ -158,6 +168,37 @@ static int has_recorded_evals(const struct suite_opts *o)
 	return e && *e;
 }
 
+
+int suite_check(const char *what, const struct suite_opts *o, char **err)
+{
+	int rc = suite_tasklist_check(what, err);
+	if (rc)
+		return rc;
+	if (o->slurm) {
+		char *sbatch = paths_find_program("sbatch");
+		int have = sbatch != NULL;
+		free(sbatch);
+		if (!have) {
+			*err = xstrdup("--slurm needs sbatch, which is not on PATH: run the suite on a "
+				       "Slurm login node, or without --slurm");
+			return CG_ENV;
+		}
+		return CG_OK;
+	}
+	struct worker *ws = NULL;
+	int nw = 0;
+	if (suite_workers_make(o->gpus, &ws, &nw, err))
+		return CG_ENV;
+	rc = CG_OK;
+	if (ws[0].device < 0 && !has_recorded_evals(o)) {
+		*err = xstrdup("--gpus cpu:N runs compile-only workers: they compile with nvcc and "
+			       "take each kernel's evaluation from --recorded-evals DIR (give it "
+			       "after the suite's flags)");
+		rc = CG_USAGE;
+	}
+	suite_workers_free(ws, nw);
+	return rc;
+}
 
 int suite_run_local(struct suite_store *ss, const char *suite_dir, const struct suite_opts *o,
 		    long session, struct suite_outcome *out, char **err)

@@ -351,7 +351,10 @@ int suite_run_slurm(struct suite_store *ss, const char *suite_dir, const struct 
 		int requeued, lost = 0;
 		suite_rows_free(rows, n);
 		rows = NULL;
-		if (suite_requeue(ss, o->attempts, &requeued, err) ||
+		/* the first round takes up what an earlier session left failed (a resume); later
+		 * rounds retry only what a retry can change */
+		if ((round ? suite_requeue_transient(ss, o->attempts, &requeued, err)
+			   : suite_requeue(ss, o->attempts, &requeued, err)) ||
 		    suite_rows(ss, &rows, &n, err))
 			goto out;
 		int npend = 0;

@@ -251,7 +251,29 @@ void suite_rows_free(struct suite_task *t, size_t n)
 	free(t);
 }
 
+int suite_failure_is_permanent(const struct suite_task *t)
+{
+	/* `cutegen run`'s exit codes for bad usage (2), bad input (3) and what the machine lacks
+	 * (4: no GPU, no recorded evaluation, no nvcc): the same run fails the same way again */
+	return t->status && !strcmp(t->status, "failed") &&
+	       (t->exit_code == 2 || t->exit_code == 3 || t->exit_code == 4);
+}
+
+static int requeue(struct suite_store *ss, int max_attempts, int transient_only, int *requeued,
+		   char **err);
+
 int suite_requeue(struct suite_store *ss, int max_attempts, int *requeued, char **err)
+{
+	return requeue(ss, max_attempts, 0, requeued, err);
+}
+
+int suite_requeue_transient(struct suite_store *ss, int max_attempts, int *requeued, char **err)
+{
+	return requeue(ss, max_attempts, 1, requeued, err);
+}
+
+static int requeue(struct suite_store *ss, int max_attempts, int transient_only, int *requeued,
+		   char **err)
 {
 	*requeued = 0;
 	char *msg = NULL;
@@ -262,8 +284,11 @@ int suite_requeue(struct suite_store *ss, int max_attempts, int *requeued, char 
 		sqlite3_free(msg);
 		return -1;
 	}
-	sqlite3_stmt *st = prep(ss, "UPDATE tasks SET status = 'pending' WHERE status = 'failed' "
-				"AND attempts < ?", err);
+	sqlite3_stmt *st = prep(ss, transient_only
+				    ? "UPDATE tasks SET status = 'pending' WHERE status = 'failed' "
+				      "AND attempts < ? AND exit_code NOT IN (2, 3, 4)"
+				    : "UPDATE tasks SET status = 'pending' WHERE status = 'failed' "
+				      "AND attempts < ?", err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int(st, 1, max_attempts);

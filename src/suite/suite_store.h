@@ -65,6 +65,14 @@ void suite_rows_free(struct suite_task *t, size_t n);
  * failed rows with fewer than max_attempts attempts become pending again. *requeued counts
  * them. */
 int suite_requeue(struct suite_store *ss, int max_attempts, int *requeued, char **err);
+/* The same within one session (a retry): failures that cannot change are left failed. */
+int suite_requeue_transient(struct suite_store *ss, int max_attempts, int *requeued, char **err);
+/*
+ * 1 when t failed in a way a retry cannot change: its run exited 2 (usage), 3 (bad input) or
+ * 4 (the machine lacks something: no GPU, no recorded evaluation). A later resume still runs
+ * it again (the user may have fixed the cause); retries within a session do not.
+ */
+int suite_failure_is_permanent(const struct suite_task *t);
 /* A worker took the task: status running, attempts + 1, worker, gpu, started = now. */
 int suite_task_start(struct suite_store *ss, long id, const char *worker, int gpu, char **err);
 /* Writes the result fields of t (status, exit code, times, best, message) to row t->id. */

@@ -120,6 +120,14 @@ static int load_task_list(const char *what, struct task_list *l, char **err)
 	return rc;
 }
 
+int suite_tasklist_check(const char *what, char **err)
+{
+	struct task_list l = { 0 };
+	int rc = load_task_list(what, &l, err) ? CG_INPUT : CG_OK;
+	task_list_release(&l);
+	return rc;
+}
+
 int suite_prepare(struct suite_store *ss, const char *what, const char *suite_dir,
 		  struct suite_opts *o, char **err)
 {

@@ -30,6 +30,28 @@ RUNFLAGS=(--llm-cmd "python3 $REPO/tests/data/suite/model.py $D" --recorded-eval
 "$CUTEGEN" suite "$D/list.txt" --out "$T/s0" --gpus cpu:2 >/dev/null 2>"$T/err0"
 rc=$?
 check "cpu workers need --recorded-evals (rc $rc)" '[ $rc -eq 2 ] && grep -q "compile-only" "$T/err0"'
+check "... and the usage error leaves no state behind (no suite.db, no directory)" '[ ! -e "$T/s0/suite.db" ] && [ ! -e "$T/s0" ]'
+echo "nosuchtask_xyz" >"$T/badlist.txt"
+"$CUTEGEN" suite "$T/badlist.txt" --out "$T/s0b" --gpus cpu:1 --recorded-evals "$D/evals" >/dev/null 2>"$T/err0b"
+rc=$?
+check "a bad task list: exit 3, nothing written (rc $rc)" '[ $rc -eq 3 ] && [ ! -e "$T/s0b" ]'
+if ! "${CUTEGEN_RUNNER:-$(dirname "$CUTEGEN")/cutegen-runner}" --devices 2>/dev/null | grep -q '"name"'; then
+    "$CUTEGEN" suite "$D/list.txt" --out "$T/s0g" --gpus all "${RUNFLAGS[@]}" >/dev/null 2>"$T/err0g"
+    rc=$?
+    check "no GPU: exit 4 and no suite.db left behind (rc $rc)" '[ $rc -eq 4 ] && grep -q "no CUDA device" "$T/err0g" && [ ! -e "$T/s0g/suite.db" ]'
+fi
+
+# ---- 1b. a failure a retry cannot change (no recorded evaluation: exit 4) is not retried ----
+N="$T/norec"
+make_tasks "$N" nr:1.0
+rm -f "$N"/evals/*.json
+"$CUTEGEN" suite "$N/list.txt" --out "$T/s1b" --gpus cpu:1 --attempts 3 \
+    --llm-cmd "python3 $REPO/tests/data/suite/model.py $N" --recorded-evals "$N/evals" --iters 1 \
+    >/dev/null 2>"$T/err1b"
+rc=$?
+check "the task without a recorded evaluation ran once, not 3 times (rc $rc)" \
+    '[ $rc -eq 1 ] && [ "$(sqlite3 "$T/s1b/suite.db" "select status||\" \"||attempts||\" \"||exit_code from tasks")" = "failed 1 4" ] && [ ! -e "$T/s1b/runs/000-nr.attempt-1" ]' || cat "$T/err1b"
+check "... and its message says why it was not retried" 'sqlite3 "$T/s1b/suite.db" "select message from tasks" | grep -q "not retried"'
 
 # ---- 2. four tasks on two workers; the crash task is killed on both its attempts ----
 "$CUTEGEN" suite "$D/list.txt" --out "$S" --gpus cpu:2 --attempts 2 --json "${RUNFLAGS[@]}" \
