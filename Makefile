@@ -32,7 +32,8 @@ RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/verdict.c src/
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
 
 .PHONY: all deps test test-unit test-gpu asan clean fuzz fuzz-targets fuzz-run
-all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner
+all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner $(BUILD)/cutegen.1 $(BUILD)/cutegen.bash \
+	$(BUILD)/_cutegen
 
 deps:
 	@bash scripts/deps.sh
@@ -59,6 +60,14 @@ $(BUILD)/obj/%.cu.o: %.cu
 
 $(BUILD)/cutegen: $(BUILD)/obj/src/cmd/main.o $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
+
+# The man page and the shell completions, generated from the command table and docs/cli/*.txt.
+$(BUILD)/cutegen.1: $(BUILD)/cutegen
+	$(BUILD)/cutegen help --man >$@.tmp && mv $@.tmp $@
+$(BUILD)/cutegen.bash: $(BUILD)/cutegen
+	$(BUILD)/cutegen completion bash >$@.tmp && mv $@.tmp $@
+$(BUILD)/_cutegen: $(BUILD)/cutegen
+	$(BUILD)/cutegen completion zsh >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/cutegen-runner: $(RUNNER_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \

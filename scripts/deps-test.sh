@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the CPU test suite needs beyond the build (scripts/deps.sh): a single-node Slurm
 # (slurmctld, slurmd, sbatch/squeue/sacct) and munge for tests/e2e/slurm.sh, and headless
-# Chromium for tests/e2e/report.sh. Idempotent: does nothing when the programs are already
+# Chromium for tests/e2e/report.sh, zsh (and man) for tests/e2e/completion.sh. Idempotent: does nothing when the programs are already
 # there. SKIP_SLURM=1 leaves Slurm out (the Slurm test then says why it did not run).
 set -euo pipefail
 need_pkgs=()
@@ -12,6 +12,8 @@ if [ "${SKIP_SLURM:-0}" != 1 ]; then
     command -v munged >/dev/null    || need_pkgs+=(munge)
 fi
 command -v chromium >/dev/null || need_pkgs+=(chromium)
+command -v zsh >/dev/null      || need_pkgs+=(zsh)
+command -v man >/dev/null      || need_pkgs+=(man-db)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "deps-test: installing Debian packages: ${need_pkgs[*]}"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

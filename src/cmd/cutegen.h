@@ -8,6 +8,8 @@
 #include "common/paths.h"
 #include "common/version.h"
 
+#include <stdio.h>
+
 /* Exit codes (each command's help page in docs/cli/ says which it uses; docs/architecture.md
  * says how result codes become them: exit_status_for below). */
 enum {
@@ -82,5 +84,12 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_suite(int argc, char **argv);
 int cmd_suite_worker(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
+
+struct strbuf;
+/* The man page cutegen(1), from the command table and the help pages, in roff. */
+void print_man_page(const struct cmd_entry *table, FILE *to);
+/* Appends the completion script for shell ("bash" or "zsh") to out; -1 for another shell. */
+int completion_script(const struct cmd_entry *table, const char *shell, struct strbuf *out);
 
 #endif

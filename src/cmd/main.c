@@ -33,15 +33,17 @@ const struct cmd_entry cutegen_commands[] = {
 	{ "suite", cmd_suite, "run every task of a suite: one worker per GPU, or a Slurm job array" },
 	{ "suite-worker", cmd_suite_worker, "one Slurm array element of a suite (run by sbatch)" },
 	{ "docs", cmd_docs, "build and search the index of CuTe/CUTLASS headers, examples and notes" },
+	{ "completion", cmd_completion, "print a bash or zsh completion script" },
 	{ NULL, NULL, NULL },
 };
 
 static void list_commands(FILE *to)
 {
-	fprintf(to, "usage: cutegen [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(to, "usage: cutegen [--version|-V] [--help] COMMAND [ARGS]\n\ncommands:\n");
 	for (const struct cmd_entry *c = cutegen_commands; c->name; c++)
-		fprintf(to, "   %-10s %s\n", c->name, c->summary);
-	fprintf(to, "\n'cutegen help COMMAND' shows one command's options.\n");
+		fprintf(to, "   %-12s %s\n", c->name, c->summary);
+	fprintf(to, "\n'cutegen help COMMAND' shows one command's options; 'cutegen help --man' "
+		"prints the man page.\n");
 }
 
 static const struct cmd_entry *find_command(const char *name)
@@ -70,6 +72,10 @@ int cmd_help(int argc, char **argv)
 		list_commands(stdout);
 		return EXIT_OK;
 	}
+	if (!strcmp(argv[1], "--man")) {
+		print_man_page(cutegen_commands, stdout);
+		return EXIT_OK;
+	}
 	if (!find_command(argv[1])) {
 		char *hint = command_suggestion(argv[1]);
 		error("no command '%s'%s; 'cutegen help' lists them", argv[1], hint);
@@ -80,6 +86,20 @@ int cmd_help(int argc, char **argv)
 		error("no help page for '%s'", argv[1]);
 		return EXIT_INTERNAL;
 	}
+	return EXIT_OK;
+}
+
+int cmd_completion(int argc, char **argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (argc != 2 || completion_script(cutegen_commands, argv[1], &sb)) {
+		error("usage: cutegen completion bash|zsh (prints the completion script for that "
+		      "shell)");
+		strbuf_release(&sb);
+		return EXIT_USAGE;
+	}
+	fwrite(sb.buf, 1, sb.len, stdout);
+	strbuf_release(&sb);
 	return EXIT_OK;
 }
 

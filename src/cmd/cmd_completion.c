@@ -1,0 +1,358 @@
+/*
+ * What the shell and man(1) learn about cutegen, generated from what cutegen itself knows: the
+ * command table (main.c), the help pages (docs/cli/NAME.txt, embedded) and the built-in tasks.
+ * completion_script() makes what `cutegen completion bash|zsh` prints (commands, each command's
+ * flags, task and suite names, files and directories where a command takes them);
+ * print_man_page() what `cutegen help --man` prints, cutegen(1). The command table is passed in
+ * (it lives in main.c, which the unit tests do not link). Both are rebuilt from the same sources, so they
+ * cannot drift from the help pages.
+ * Not for: parsing options (util/opt.c) or printing one help page (cli.c).
+ */
+#include "cmd/cutegen.h"
+#include "common/embedded.h"
+#include "common/task.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct embedded_file *help_page(const char *cmd)
+{
+	char *path = xasprintf("docs/cli/%s.txt", cmd);
+	const struct embedded_file *f = embedded_find(path);
+	free(path);
+	return f;
+}
+
+static int has_word(const struct strbuf *list, const char *w, size_t len)
+{
+	for (const char *p = list->buf; (p = strstr(p, w)); p++)
+		if ((p == list->buf || p[-1] == ' ') && !strncmp(p, w, len) &&
+		    (p[len] == ' ' || !p[len]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The flags a help page documents, space-separated into out (deduplicated, in page order):
+ * those on its usage lines and on option lines (lines whose first non-blank is '-'), so that
+ * a flag merely mentioned in prose does not count.
+ */
+static void page_flags(const char *cmd, struct strbuf *out)
+{
+	const struct embedded_file *f = help_page(cmd);
+	if (!f)
+		return;
+	int in_usage = 0, in_example = 0;
+	for (const char *line = f->data; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *p = line;
+		while (p < line + len && *p == ' ')
+			p++;
+		if (!strncmp(line, "usage:", 6))
+			in_usage = 1;
+		else if (len && *line != ' ')
+			in_usage = 0;
+		/* a command shown as an example ("  nvcc -std=c++17 ...", "  ncu --csv ...") and
+		 * its continuation lines, up to a blank or unindented line: not our flags */
+		if (p == line + len || p == line)
+			in_example = 0;
+		else if (p - line <= 4 && *p != '-')
+			in_example = 1;
+		if (!in_example && (in_usage || (p < line + len && *p == '-'))) {
+			for (const char *q = line; q < line + len; q++) {
+				/* where an option column starts: the line's first word, after ", " (-t,
+				 * --task), after two blanks; on usage lines also after '[' or '|' */
+				int col = q == p || (q - line >= 2 && q[-1] == ' ' &&
+						     (q[-2] == ' ' || q[-2] == ',')) ||
+					  (in_usage && q > line && strchr("[| ", q[-1]));
+				if (*q != '-' || !col)
+					continue;
+				const char *e = q + 1;
+				if (*e == '-')
+					e++;
+				if (!isalpha((unsigned char)*e))
+					continue;
+				while (e < line + len && (isalnum((unsigned char)*e) || *e == '-'))
+					e++;
+				size_t fl = (size_t)(e - q);
+				/* a flag ends at a blank, ',', '=', ']' or the line's end ("-I<dir>" is not) */
+				if (e < line + len && !strchr(" ,=]|", *e))
+					continue;
+				/* a short flag is one letter ("-t"); "-foo" is prose */
+				if (q[1] != '-' && fl != 2)
+					continue;
+				char w[64];
+				if (fl >= sizeof(w))
+					continue;
+				memcpy(w, q, fl);
+				w[fl] = 0;
+				if (!has_word(out, w, fl)) {
+					if (out->len)
+						strbuf_addch(out, ' ');
+					strbuf_addstr(out, w);
+				}
+				q = e - 1;
+			}
+		}
+		line += len + (nl != NULL);
+	}
+	if (!has_word(out, "--help", 6))
+		strbuf_addstr(out, out->len ? " --help" : "--help");
+}
+
+static void all_tasks(struct strbuf *out)
+{
+	for (size_t s = 0; builtin_suites[s]; s++) {
+		const char *const *names;
+		int n = suite_tasks(builtin_suites[s], &names);
+		for (int i = 0; i < n; i++) {
+			if (out->len)
+				strbuf_addch(out, ' ');
+			strbuf_addstr(out, names[i]);
+		}
+	}
+}
+
+static void all_suites(struct strbuf *out)
+{
+	for (size_t s = 0; builtin_suites[s]; s++)
+		strbuf_addf(out, "%s%s", s ? " " : "", builtin_suites[s]);
+}
+
+/* Commands whose first argument is a task, a kernel file, a run directory... (for both shells). */
+static const char *const task_cmds = "run task builtin";
+static const char *const dir_cmds = "resume runs show report export";
+static const char *const file_cmds = "build eval profile";
+/* Flags whose value is a directory, a task, or a file. */
+static const char *const dir_flags = "--out -o --cache-dir --cutlass --prompts --recorded-evals "
+				     "--record-evals --db";
+static const char *const task_flags = "--task -t";
+
+static void bash_script(const struct cmd_entry *table, struct strbuf *o)
+{
+	struct strbuf cmds = STRBUF_INIT, tasks = STRBUF_INIT, suites = STRBUF_INIT;
+	for (const struct cmd_entry *c = table; c->name; c++)
+		strbuf_addf(&cmds, "%s%s", cmds.len ? " " : "", c->name);
+	all_tasks(&tasks);
+	all_suites(&suites);
+	strbuf_addf(o, "# generated by 'cutegen completion bash', do not edit (cutegen %s)\n"
+		       "# bash completion for cutegen: source it, or put it in "
+		       "~/.local/share/bash-completion/completions/cutegen\n",
+		    CUTEGEN_VERSION);
+	strbuf_addf(o, "_cutegen_commands='%s'\n_cutegen_tasks='%s'\n_cutegen_suites='%s'\n",
+		    cmds.buf, tasks.buf, suites.buf);
+	strbuf_addstr(o, "_cutegen_flags() {\n\tcase \"$1\" in\n");
+	for (const struct cmd_entry *c = table; c->name; c++) {
+		struct strbuf f = STRBUF_INIT;
+		page_flags(c->name, &f);
+		strbuf_addf(o, "\t%s) echo '%s' ;;\n", c->name, f.buf);
+		strbuf_release(&f);
+	}
+	strbuf_addstr(o, "\tesac\n}\n");
+	strbuf_addf(o,
+		"_cutegen() {\n"
+		"\tlocal cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+		"\tlocal cmd=\"${COMP_WORDS[1]}\"\n"
+		"\tCOMPREPLY=()\n"
+		"\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+		"\t\tCOMPREPLY=( $(compgen -W \"$_cutegen_commands --help --version -V\" -- \"$cur\") )\n"
+		"\t\treturn 0\n"
+		"\tfi\n"
+		"\tcase \" %s \" in *\" $prev \"*)\n"
+		"\t\tCOMPREPLY=( $(compgen -d -- \"$cur\") ); return 0 ;;\n"
+		"\tesac\n"
+		"\tcase \" %s \" in *\" $prev \"*)\n"
+		"\t\tCOMPREPLY=( $(compgen -W \"$_cutegen_tasks\" -- \"$cur\") $(compgen -f -- \"$cur\") )\n"
+		"\t\treturn 0 ;;\n"
+		"\tesac\n"
+		"\tif [[ \"$cur\" == -* ]]; then\n"
+		"\t\tCOMPREPLY=( $(compgen -W \"$(_cutegen_flags \"$cmd\")\" -- \"$cur\") )\n"
+		"\t\treturn 0\n"
+		"\tfi\n"
+		"\tcase \" %s \" in *\" $cmd \"*)\n"
+		"\t\tCOMPREPLY=( $(compgen -W \"$_cutegen_tasks\" -- \"$cur\") $(compgen -f -- \"$cur\") )\n"
+		"\t\treturn 0 ;;\n"
+		"\tesac\n"
+		"\tcase \" %s \" in *\" $cmd \"*)\n"
+		"\t\tCOMPREPLY=( $(compgen -d -- \"$cur\") ); return 0 ;;\n"
+		"\tesac\n"
+		"\tcase \"$cmd\" in\n"
+		"\thelp) COMPREPLY=( $(compgen -W \"$_cutegen_commands --man\" -- \"$cur\") ) ;;\n"
+		"\tcompletion) COMPREPLY=( $(compgen -W \"bash zsh\" -- \"$cur\") ) ;;\n"
+		"\ttasks) ;;\n"
+		"\tsuite) COMPREPLY=( $(compgen -W \"$_cutegen_suites\" -- \"$cur\") $(compgen -f -- \"$cur\") ) ;;\n"
+		"\t*) COMPREPLY=( $(compgen -f -- \"$cur\") ) ;;\n"
+		"\tesac\n"
+		"\treturn 0\n"
+		"}\n"
+		"complete -o filenames -F _cutegen cutegen\n",
+		dir_flags, task_flags, task_cmds, dir_cmds);
+	(void)file_cmds; /* build, eval, profile: files, the default */
+	strbuf_release(&cmds);
+	strbuf_release(&tasks);
+	strbuf_release(&suites);
+}
+
+/* s with ' and : escaped for a zsh _describe entry inside single quotes */
+static void zsh_quote(struct strbuf *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\'')
+			strbuf_addstr(o, "'\\''");
+		else if (*s == ':')
+			strbuf_addstr(o, "\\:");
+		else
+			strbuf_addch(o, *s);
+	}
+}
+
+static void zsh_script(const struct cmd_entry *table, struct strbuf *o)
+{
+	struct strbuf tasks = STRBUF_INIT, suites = STRBUF_INIT;
+	all_tasks(&tasks);
+	all_suites(&suites);
+	strbuf_addf(o, "#compdef cutegen\n# generated by 'cutegen completion zsh', do not edit "
+		       "(cutegen %s)\n# zsh completion for cutegen: save as _cutegen in a directory of "
+		       "$fpath, then compinit\n",
+		    CUTEGEN_VERSION);
+	strbuf_addstr(o, "_cutegen() {\n\tlocal -a commands tasks suites flags\n\tcommands=(\n");
+	for (const struct cmd_entry *c = table; c->name; c++) {
+		strbuf_addstr(o, "\t\t'");
+		zsh_quote(o, c->name);
+		strbuf_addch(o, ':');
+		zsh_quote(o, c->summary);
+		strbuf_addstr(o, "'\n");
+	}
+	strbuf_addf(o, "\t)\n\ttasks=(%s)\n\tsuites=(%s)\n", tasks.buf, suites.buf);
+	strbuf_addstr(o, "\tif (( CURRENT == 2 )); then\n"
+			 "\t\t_describe -t commands 'cutegen command' commands\n"
+			 "\t\tcompadd -- --help --version -V\n"
+			 "\t\treturn\n"
+			 "\tfi\n"
+			 "\tlocal cmd=$words[2] prev=$words[CURRENT-1]\n"
+			 "\tcase $prev in\n");
+	struct strbuf alt = STRBUF_INIT;
+	for (const char *p = dir_flags; *p; p++)
+		strbuf_addch(&alt, *p == ' ' ? '|' : *p);
+	strbuf_addf(o, "\t(%s) _files -/; return ;;\n", alt.buf);
+	strbuf_reset(&alt);
+	for (const char *p = task_flags; *p; p++)
+		strbuf_addch(&alt, *p == ' ' ? '|' : *p);
+	strbuf_addf(o, "\t(%s) compadd -a tasks; _files; return ;;\n\tesac\n", alt.buf);
+	strbuf_addstr(o, "\tif [[ $PREFIX == -* ]]; then\n\t\tcase $cmd in\n");
+	for (const struct cmd_entry *c = table; c->name; c++) {
+		struct strbuf f = STRBUF_INIT;
+		page_flags(c->name, &f);
+		strbuf_addf(o, "\t\t(%s) flags=(%s) ;;\n", c->name, f.buf);
+		strbuf_release(&f);
+	}
+	strbuf_addstr(o, "\t\tesac\n\t\tcompadd -a flags\n\t\treturn\n\tfi\n\tcase $cmd in\n");
+	strbuf_reset(&alt);
+	for (const char *p = task_cmds; *p; p++)
+		strbuf_addch(&alt, *p == ' ' ? '|' : *p);
+	strbuf_addf(o, "\t(%s) compadd -a tasks; _files ;;\n", alt.buf);
+	strbuf_reset(&alt);
+	for (const char *p = dir_cmds; *p; p++)
+		strbuf_addch(&alt, *p == ' ' ? '|' : *p);
+	strbuf_addf(o, "\t(%s) _files -/ ;;\n", alt.buf);
+	strbuf_addstr(o, "\t(help) _describe -t commands 'cutegen command' commands; compadd -- --man ;;\n"
+			 "\t(completion) compadd bash zsh ;;\n"
+			 "\t(tasks) ;;\n"
+			 "\t(suite) compadd -a suites; _files ;;\n"
+			 "\t(*) _files ;;\n"
+			 "\tesac\n"
+			 "}\n"
+			 "_cutegen \"$@\"\n");
+	strbuf_release(&alt);
+	strbuf_release(&tasks);
+	strbuf_release(&suites);
+}
+
+int completion_script(const struct cmd_entry *table, const char *shell, struct strbuf *out)
+{
+	if (!strcmp(shell, "bash"))
+		bash_script(table, out);
+	else if (!strcmp(shell, "zsh"))
+		zsh_script(table, out);
+	else
+		return -1;
+	return 0;
+}
+
+/* ---- the man page ---- */
+
+/* text for roff: '\' as \e, '-' as \- (a real minus: flags copy and search as typed), a
+ * line starting with '.' or '\'' guarded by \& */
+static void roff_text(struct strbuf *o, const char *s, size_t len)
+{
+	int bol = 1;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (bol && (c == '.' || c == '\''))
+			strbuf_addstr(o, "\\&");
+		bol = c == '\n';
+		if (c == '\\')
+			strbuf_addstr(o, "\\e");
+		else if (c == '-')
+			strbuf_addstr(o, "\\-");
+		else
+			strbuf_addch(o, c);
+	}
+	if (len && s[len - 1] != '\n')
+		strbuf_addch(o, '\n');
+}
+
+void print_man_page(const struct cmd_entry *table, FILE *to)
+{
+	struct strbuf o = STRBUF_INIT;
+	strbuf_addf(&o, ".\\\" generated by 'cutegen help --man' from docs/cli/*.txt, "
+				    "do not edit\n");
+	strbuf_addf(&o, ".TH CUTEGEN 1 \"\" \"cutegen %s\" \"User Commands\"\n", CUTEGEN_VERSION);
+	strbuf_addstr(&o, ".SH NAME\ncutegen \\- generate and optimize CuTe GPU kernels with a "
+			  "language model, judged by compiling and running them\n"
+			  ".SH SYNOPSIS\n.B cutegen\n[\\fB\\-\\-version\\fR|\\fB\\-V\\fR] "
+			  "[\\fB\\-\\-help\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]\n"
+			  ".SH DESCRIPTION\n"
+			  "cutegen writes a GPU kernel for a task with a language model (or its "
+			  "builtin agent), compiles it with nvcc, runs it against a trusted "
+			  "reference in a separate process, times it, and refines it in stages. "
+			  "Every command prints its options with \\fBcutegen help\\fR \\fICOMMAND\\fR; "
+			  "the sections below are those pages.\n"
+			  ".SH COMMANDS\n");
+	for (const struct cmd_entry *c = table; c->name; c++) {
+		strbuf_addf(&o, ".TP\n.B %s\n", c->name);
+		roff_text(&o, c->summary, strlen(c->summary));
+	}
+	for (const struct cmd_entry *c = table; c->name; c++) {
+		const struct embedded_file *f = help_page(c->name);
+		strbuf_addf(&o, ".SS \"cutegen %s\"\n", c->name);
+		if (!f) {
+			roff_text(&o, c->summary, strlen(c->summary));
+			continue;
+		}
+		strbuf_addstr(&o, ".nf\n");
+		roff_text(&o, f->data, f->len);
+		strbuf_addstr(&o, ".fi\n");
+	}
+	strbuf_addstr(&o, ".SH EXIT STATUS\n"
+			  "0 the command did what was asked and the result is good; "
+			  "1 it ran, but the verdict is negative; 2 bad flags or arguments; "
+			  "3 a bad input file (task, kernel, transcript, config); "
+			  "4 something the machine lacks (nvcc, a GPU, a key, the runner); "
+			  "5 an outside service failed (the model server, ncu); "
+			  "70 a bug in cutegen.\n"
+			  ".SH SHELL COMPLETION\n"
+			  ".nf\n"
+			  "source <(cutegen completion bash)\n"
+			  "cutegen completion zsh > ~/.zfunc/_cutegen   # a directory in $fpath\n"
+			  ".fi\n"
+			  ".SH SEE ALSO\n"
+			  "README.md and docs/ in the cutegen repository; \\fBnvcc\\fR(1)\n");
+	fwrite(o.buf, 1, o.len, to);
+	strbuf_release(&o);
+}
