@@ -98,8 +98,10 @@ static int docs_search(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((np < 1 && !error_file) || k <= 0 || k > 100) {
-		error(np < 1 ? "docs search needs a query; usage: cutegen docs search QUERY [-n K]"
-			     : "-n must be between 1 and 100");
+		if (np < 1)
+			error("docs search needs a query; usage: cutegen docs search QUERY [-n K]");
+		else
+			error("option '-n' must be between 1 and 100 (got %d)", k);
 		return EXIT_USAGE;
 	}
 	struct strbuf q = STRBUF_INIT;
