@@ -66,7 +66,7 @@ fi
 # 3. a broken kernel: exit 1, the first error with its line and the source around it
 out=$("$CUTEGEN" build "$K/err_undefined.cu" --cache-dir "$cache" 2>&1); rc=$?
 if [ $rc -eq 1 ] &&
-   printf '%s' "$out" | grep -q 'kernel.cu:10:[0-9]*: error: identifier "scale_factor" is undefined' &&
+   printf '%s' "$out" | grep -q 'err_undefined.cu:10:[0-9]*: error: identifier "scale_factor" is undefined' &&
    printf '%s' "$out" | grep -q '^>    10 | 		x\[i\] = v \* scale_factor;' &&
    printf '%s' "$out" | grep -q '^      7 | 	if (i < n) {' &&
    printf '%s' "$out" | grep -q "does not compile (nvcc exit"; then
@@ -75,8 +75,8 @@ else
     nok "broken kernel: exit 1 with a parsed error" "rc=$rc" "$out"
 fi
 out=$("$CUTEGEN" build "$K/err_undefined.cu" --cache-dir "$cache" 2>&1); rc=$?
-if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q 'cached);' &&
-   printf '%s' "$out" | grep -q 'kernel.cu:10:'; then
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q 'cached):' &&
+   printf '%s' "$out" | grep -q '/err_undefined.cu:10:'; then
     ok "the failure is cached too"
 else
     nok "the failure is cached too" "rc=$rc" "$out"
