@@ -28,7 +28,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* dir itself when it is a run, else its subdirectories that are runs (sorted). */
+/* dir itself when it is a run, its runs/ when it is a suite directory (suite.db), else its
+ * subdirectories that are runs (sorted). */
 static void collect(struct dirlist *l, const char *dir, int explicit)
 {
 	char *suite_db = xasprintf("%s/suite.db", dir), *suite_runs = xasprintf("%s/runs", dir);
