@@ -6,6 +6,7 @@
 #include "agent/rag.h"
 #include "util/opt.h"
 #include "util/strbuf.h"
+#include "util/suggest.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -187,6 +188,10 @@ int cmd_docs(int argc, char **argv)
 		return docs_index(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "search"))
 		return docs_search(argc - 1, argv + 1);
-	error("no docs subcommand '%s'; try 'index' or 'search'", argv[1]);
+	const char *subs[] = { "index", "search" }, *best[2];
+	struct strbuf hint = STRBUF_INIT;
+	suggest_format(&hint, "", best, suggest_similar(argv[1], subs, 2, best, 2));
+	error("no docs subcommand '%s'%s; use 'index' or 'search'", argv[1], hint.buf);
+	strbuf_release(&hint);
 	return EXIT_USAGE;
 }

@@ -6,6 +6,7 @@
 #include "common/task.h"
 #include "util/opt.h"
 #include "util/strbuf.h"
+#include "util/suggest.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -274,6 +275,10 @@ int cmd_task(int argc, char **argv)
 		return task_show(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check"))
 		return task_check(argc - 1, argv + 1);
-	error("'%s' is not a 'cutegen task' subcommand (show, check)", argv[1]);
+	const char *subs[] = { "show", "check" }, *best[2];
+	struct strbuf hint = STRBUF_INIT;
+	suggest_format(&hint, "", best, suggest_similar(argv[1], subs, 2, best, 2));
+	error("'%s' is not a 'cutegen task' subcommand%s; use show or check", argv[1], hint.buf);
+	strbuf_release(&hint);
 	return EXIT_USAGE;
 }

@@ -86,6 +86,10 @@ cg help evl
 check "help of a mistyped command suggests the command (rc $rc)" '[ $rc -eq 2 ] && grep -q "did you mean .eval.?" "$T/err"'
 cg run kb1/19_relu --iter 3
 check "a mistyped flag suggests the flag (rc $rc)" '[ $rc -eq 2 ] && grep -q "unknown option .--iter. (did you mean .--iters.?)" "$T/err"'
+cg task shwo kb1/19_relu
+check "a mistyped task subcommand suggests show (rc $rc)" '[ $rc -eq 2 ] && grep -q "did you mean .show.?" "$T/err"'
+cg docs serch x
+check "a mistyped docs subcommand suggests search (rc $rc)" '[ $rc -eq 2 ] && grep -q "did you mean .search.?" "$T/err"'
 cg xyzzy
 check "nothing close: no suggestion (rc $rc)" '[ $rc -eq 2 ] && ! grep -q "did you mean" "$T/err"'
 
