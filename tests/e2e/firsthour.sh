@@ -113,6 +113,13 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     cg build "$T/my_bad.cu" --no-policy --json
     check "build --json diagnostics name the user's file (rc $rc)" \
         'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"diagnostics\"][0][\"file\"]==sys.argv[2], d; assert \"kernel.cu\" not in d[\"first_error\"]" "$T/out" "$T/my_bad.cu"'
+    K="$REPO/tests/data/kernels/err_undefined.cu"
+    cg eval "$K" -t kb1/19_relu
+    check "eval's compile error names the user's file (rc $rc)" \
+        '[ $rc -eq 1 ] && grep -q "^$K:10:14: error: identifier \"scale_factor\" is undefined" "$T/out" && ! grep -q "kernel\.cu" "$T/out"'
+    cg eval "$K" -t kb1/19_relu --json
+    check "eval --json's diagnostics name the user's file (rc $rc)" \
+        'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"build\"][\"diagnostics\"][0][\"file\"]==sys.argv[2], d; assert \"kernel.cu\" not in d[\"message\"]" "$T/out" "$K"'
 fi
 "$CUTEGEN" doctor --json >"$T/doctor.json" 2>/dev/null
 check "doctor --json: LLM backends as objects, and why gpus is empty" 'python3 -c "
