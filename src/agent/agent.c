@@ -949,6 +949,13 @@ static int node_build(struct agent *a, struct node_work *w)
 	int b = build_checked(&a->o.build, w->src.buf, w->src.len, &pol, &w->br, &berr);
 	if (b == CG_REJECTED) {
 		n->verdict = xstrdup(verdict_name(VERDICT_POLICY));
+		if (w->br.rejected) { /* the object check's: nvcc compiled it */
+			n->compile_s = w->br.cache_hit ? 0 : w->br.compile_s;
+			if (w->br.cache_hit)
+				a->totals.cache_hits++;
+			else
+				a->totals.compiles++;
+		}
 		feedback_policy(&pol, &w->fb);
 		if (pol.nr)
 			n->message = xasprintf("line %d: rule '%s'", pol.items[0].line, pol.items[0].rule);

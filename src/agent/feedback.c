@@ -6,6 +6,7 @@
 #include "common/verdict.h"
 #include "agent/feedback.h"
 #include "common/paths.h"
+#include "eval/policy.h"
 #include "common/proc.h"
 #include "util/fsutil.h"
 #include "util/xalloc.h"
@@ -26,7 +27,12 @@ void feedback_cap(struct strbuf *out, size_t from)
 void feedback_policy(const struct policy_report *rep, struct strbuf *out)
 {
 	size_t from = out->len;
-	strbuf_addstr(out, "The policy check rejected the kernel before compiling it:\n");
+	int object = 0;
+	for (size_t i = 0; i < rep->nr; i++)
+		object |= policy_rule_is_object(rep->items[i].rule);
+	strbuf_addstr(out, object ? "The policy check rejected the kernel's object code before "
+				    "linking it:\n"
+				  : "The policy check rejected the kernel before compiling it:\n");
 	policy_format(rep, out);
 	feedback_cap(out, from);
 }

@@ -21,7 +21,8 @@
 
 #define FEEDBACK_MAX ((size_t)12 << 10)
 
-/* "the policy check rejected the kernel before compiling:\n" + one line per violation. */
+/* "the policy check rejected the kernel before compiling:\n" (or, for the object check's
+ * rules, "... the kernel's object code before linking it:") + one line per violation. */
 void feedback_policy(const struct policy_report *rep, struct strbuf *out);
 
 /* The compile's first error (diag_format_first_error), or the deadline, or the log's end. */

@@ -164,6 +164,7 @@ int cmd_build(int argc, char **argv)
 	bo.cache_dir = cache_dir;
 	bo.no_cache = no_cache;
 	bo.deadline_s = deadline;
+	bo.no_symbol_check = no_policy;
 	if (cutlass)
 		bo.cutlass_include = cutlass_inc = cutlass_include_of(cutlass);
 	if (flags)
@@ -179,6 +180,24 @@ int cmd_build(int argc, char **argv)
 	diag_list_map_file(&res.diags, "kernel.cu", file);
 	if (show_log && !json && res.log_len)
 		fwrite(res.log, 1, res.log_len, stderr);
+	if (res.rejected) {
+		/* the object check refused what nvcc compiled: no .so was linked */
+		if (json) {
+			json_object_set_new(out, "ok", json_false());
+			json_object_set_new(out, "stage", json_string("policy"));
+			json_object_set_new(out, "cache_hit", json_boolean(res.cache_hit));
+			json_object_set_new(out, "key", json_string(res.key));
+			json_object_set_new(out, "violations", violations_json(&res.symbols));
+		} else {
+			strbuf_reset(&text);
+			policy_format(&res.symbols, &text);
+			error("kernel '%s' breaks the kernel policy (docs/policy.md): the object check "
+			      "refused its compiled code, and it was not linked:", file);
+			fputs(text.buf, stderr);
+		}
+		rc = EXIT_VERDICT;
+		goto done;
+	}
 	if (json) {
 		json_object_set_new(out, "ok", json_boolean(res.ok));
 		json_object_set_new(out, "stage", json_string(res.ok ? "done" : "compile"));
@@ -186,6 +205,7 @@ int cmd_build(int argc, char **argv)
 								: json_null());
 		json_object_set_new(out, "cache_hit", json_boolean(res.cache_hit));
 		json_object_set_new(out, "compile_s", json_real(res.compile_s));
+		json_object_set_new(out, "check_s", json_real(res.check_s));
 		json_object_set_new(out, "status", json_integer(res.status));
 		json_object_set_new(out, "timed_out", json_boolean(res.timed_out));
 		json_object_set_new(out, "key", json_string(res.key));

@@ -123,7 +123,8 @@ int cmd_eval(int argc, char **argv)
 			json_object_set_new(out, "verdict", json_string("policy"));
 			json_object_set_new(out, "message", json_string(txt.buf));
 			if (!json)
-				printf("verdict   FAIL: policy (rejected before compiling)\n%s", txt.buf);
+				printf("verdict   FAIL: policy (rejected before %s)\n%s",
+				       br.rejected ? "linking: the object check" : "compiling", txt.buf);
 			rc = EXIT_VERDICT;
 			goto out;
 		}

@@ -107,12 +107,11 @@ char **build_argv(const struct build_opts *opts, const char *cutlass_include,
 				 "%s (sm_90a for H100/H200)", arch, build_known_archs());
 		return NULL;
 	}
-	const char *fixed[] = { "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
-				"-gencode", gencode };
+	const char *fixed[] = { "-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-gencode", gencode };
 	size_t nextra = 0;
 	while (opts->extra_flags && opts->extra_flags[nextra])
 		nextra++;
-	char **argv = xcalloc(ARRAY_SIZE(fixed) + nextra + 12, sizeof(char *));
+	char **argv = xcalloc(ARRAY_SIZE(fixed) + nextra + 14, sizeof(char *));
 	size_t n = 0;
 	argv[n++] = resolve_nvcc(opts->nvcc);
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
@@ -121,12 +120,46 @@ char **build_argv(const struct build_opts *opts, const char *cutlass_include,
 	argv[n++] = xasprintf("-I%s", abi_include);
 	argv[n++] = xstrdup("--expt-relaxed-constexpr");
 	argv[n++] = xstrdup("-DNDEBUG");
+	/* CUTLASS then calls the TMA encoders by name (visible to the object check), not through
+	 * cudaGetDriverEntryPoint, which hands out any driver function */
+	argv[n++] = xstrdup("-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1");
 	argv[n++] = xstrdup("-lineinfo");
+	for (size_t i = 0; i < nextra; i++)
+		argv[n++] = xstrdup(opts->extra_flags[i]);
+	argv[n++] = xstrdup("-c");
+	argv[n++] = xstrdup("-o");
+	argv[n++] = xstrdup("kernel.o");
+	argv[n++] = xstrdup("kernel.cu");
+	argv[n] = NULL;
+	return argv;
+}
+
+char **build_link_argv(const struct build_opts *opts, int driver, char **err)
+{
+	char gencode[64];
+	const char *arch = opts->arch ? opts->arch : BUILD_DEFAULT_ARCH;
+	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
+		*err = xasprintf("arch '%s' is not of the form sm_XY, sm_XYa or sm_XYf "
+				 "(e.g. sm_90a for H100/H200)", arch);
+		return NULL;
+	}
+	const char *fixed[] = { "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
+				"-gencode", gencode };
+	size_t nextra = 0;
+	while (opts->extra_flags && opts->extra_flags[nextra])
+		nextra++;
+	char **argv = xcalloc(ARRAY_SIZE(fixed) + nextra + 6, sizeof(char *));
+	size_t n = 0;
+	argv[n++] = resolve_nvcc(opts->nvcc);
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
+		argv[n++] = xstrdup(fixed[i]);
 	for (size_t i = 0; i < nextra; i++)
 		argv[n++] = xstrdup(opts->extra_flags[i]);
 	argv[n++] = xstrdup("-o");
 	argv[n++] = xstrdup("kernel.so");
-	argv[n++] = xstrdup("kernel.cu");
+	argv[n++] = xstrdup("kernel.o");
+	if (driver)
+		argv[n++] = xstrdup("-lcuda"); /* the TMA encoders; the stub links, the driver loads */
 	argv[n] = NULL;
 	return argv;
 }
@@ -151,11 +184,12 @@ static void hash_part(struct sha256 *c, const char *tag, const void *data, size_
 
 void build_cache_key(const char *source, size_t len, const char *const *argv,
 		     const char *nvcc_version, const char *cutlass_version,
-		     const char *abi_header, char key[65])
+		     const char *abi_header, const char *check_rules, char key[65])
 {
 	struct sha256 c;
 	sha256_init(&c);
-	hash_part(&c, "cutegen-build-v1", "", 0);
+	hash_part(&c, "cutegen-build-v2", "", 0);
+	hash_part(&c, "check", check_rules, strlen(check_rules));
 	hash_part(&c, "source", source, len);
 	for (const char *const *a = argv; a && *a; a++)
 		hash_part(&c, "arg", *a, strlen(*a));
@@ -260,6 +294,7 @@ void build_result_release(struct build_result *r)
 	free(r->dir);
 	free(r->log);
 	diag_list_release(&r->diags);
+	policy_report_release(&r->symbols);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -267,11 +302,62 @@ void build_result_release(struct build_result *r)
 static int write_result_file(const char *dir, const struct build_result *r)
 {
 	char *path = xasprintf("%s/result", dir);
-	char *text = xasprintf("status %d\ntimed_out %d\ncompile_s %.3f\nlog_truncated %d\n",
-			       r->status, r->timed_out, r->compile_s, r->log_truncated);
+	char *text = xasprintf("status %d\ntimed_out %d\ncompile_s %.3f\nlog_truncated %d\n"
+			       "rejected %d\ncheck_s %.3f\n",
+			       r->status, r->timed_out, r->compile_s, r->log_truncated, r->rejected,
+			       r->check_s);
 	int rc = write_file_atomic(path, text, strlen(text));
 	free(text);
 	free(path);
+	if (rc)
+		return rc;
+	/* the object check's verdict, one violation a line: LINE \t RULE \t MESSAGE */
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < r->symbols.nr; i++) {
+		const struct policy_violation *v = &r->symbols.items[i];
+		strbuf_addf(&sb, "%d\t%s\t", v->line, v->rule);
+		for (const char *m = v->message; *m; m++)
+			strbuf_addch(&sb, *m == '\n' || *m == '\t' ? ' ' : *m);
+		strbuf_addch(&sb, '\n');
+	}
+	path = xasprintf("%s/symbols", dir);
+	rc = write_file_atomic(path, sb.buf ? sb.buf : "", sb.len);
+	free(path);
+	strbuf_release(&sb);
+	return rc;
+}
+
+/* The "symbols" file back into a report; -1 when it is missing or damaged. */
+static int read_symbols(const char *path, struct policy_report *rep)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc = -1;
+	if (strbuf_read_file(&sb, path, 1 << 20))
+		goto out;
+	for (char *l = sb.buf; l && *l;) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = '\0';
+		char *t1 = strchr(l, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+		if (!t2)
+			goto out;
+		*t1 = *t2 = '\0';
+		const char *rule = NULL;
+		for (const struct policy_rule *pr = policy_rules; pr->id; pr++)
+			if (!strcmp(pr->id, t1 + 1))
+				rule = pr->id;
+		if (!rule)
+			goto out;
+		ALLOC_GROW(rep->items, rep->nr + 1, rep->alloc);
+		rep->items[rep->nr].line = atoi(l);
+		rep->items[rep->nr].rule = rule;
+		rep->items[rep->nr].message = xstrdup(t2 + 1);
+		rep->nr++;
+		l = nl ? nl + 1 : NULL;
+	}
+	rc = 0;
+out:
+	strbuf_release(&sb);
 	return rc;
 }
 
@@ -283,10 +369,14 @@ static int read_entry(const char *dir, struct build_result *r)
 	int rc = -1;
 	if (strbuf_read_file(&sb, path, 4096))
 		goto out;
-	int status, timed_out, trunc;
-	double secs;
-	if (sscanf(sb.buf, "status %d\ntimed_out %d\ncompile_s %lf\nlog_truncated %d", &status,
-		   &timed_out, &secs, &trunc) != 4)
+	int status, timed_out, trunc, rejected;
+	double secs, check_s;
+	if (sscanf(sb.buf, "status %d\ntimed_out %d\ncompile_s %lf\nlog_truncated %d\nrejected %d\n"
+		   "check_s %lf", &status, &timed_out, &secs, &trunc, &rejected, &check_s) != 6)
+		goto out;
+	free(path);
+	path = xasprintf("%s/symbols", dir);
+	if (read_symbols(path, &r->symbols) || (rejected && !r->symbols.nr))
 		goto out;
 	free(path);
 	path = xasprintf("%s/log", dir);
@@ -294,14 +384,16 @@ static int read_entry(const char *dir, struct build_result *r)
 		goto out;
 	free(path);
 	path = xasprintf("%s/kernel.so", dir);
-	if (status == 0 && !file_exists(path))
+	if (status == 0 && !rejected && !file_exists(path))
 		goto out;
 	r->status = status;
 	r->timed_out = timed_out;
 	r->compile_s = secs;
 	r->log_truncated = trunc;
+	r->rejected = rejected;
+	r->check_s = check_s;
 	r->log = strbuf_detach(&log, &r->log_len);
-	r->ok = status == 0;
+	r->ok = status == 0 && !rejected;
 	r->so_path = r->ok ? path : NULL;
 	if (!r->ok)
 		free(path);
@@ -309,6 +401,8 @@ static int read_entry(const char *dir, struct build_result *r)
 	r->dir = xstrdup(dir);
 	rc = 0;
 out:
+	if (rc)
+		policy_report_release(&r->symbols);
 	free(path);
 	strbuf_release(&sb);
 	strbuf_release(&log);
@@ -376,12 +470,137 @@ static int says_something_of_source(const struct diag_list *dl)
 	return 0;
 }
 
+/* Output of objdump past this is not read: the object is refused instead. */
+#define OBJDUMP_OUTPUT_CAP (64u << 20)
+
+/* Runs a binutils program in dir, capturing stdout; 0, or CG_ENV with *err. */
+static int run_tool(const char *const *argv, const char *dir, struct strbuf *out, size_t cap,
+		    int *truncated, char **err)
+{
+	struct strbuf errs = STRBUF_INIT;
+	errs.cap = 4096;
+	out->cap = cap;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	const char *env[] = { "LC_ALL=C", NULL };
+	cp.argv = argv;
+	cp.env = env;
+	cp.dir = dir;
+	cp.out = out;
+	cp.err = &errs;
+	cp.deadline_s = 120;
+	int rc = 0;
+	if (run_command(&cp)) {
+		*err = xasprintf("cannot run %s: %s; install binutils (objdump and c++filt), which "
+				 "the object check of every kernel needs", argv[0], cp.errmsg);
+		rc = CG_ENV;
+	} else if (cp.status != 0 && !cp.out_truncated) {
+		*err = xasprintf("'%s %s' failed (exit %d): %.300s", argv[0], argv[1], cp.status,
+				 errs.buf ? errs.buf : "");
+		rc = CG_ENV;
+	}
+	*truncated = cp.out_truncated;
+	strbuf_release(&errs);
+	return rc;
+}
+
+/* Gives the C++ names the check may mention their demangled form (c++filt), best effort. */
+static void demangle(const struct build_opts *opts, const char *dir, struct obj_info *o)
+{
+	struct strbuf in = STRBUF_INIT, out = STRBUF_INIT;
+	size_t *idx = xcalloc(o->nsyms + 1, sizeof(size_t)), n = 0;
+	for (size_t i = 0; i < o->nsyms && in.len < (8u << 20); i++) {
+		const struct obj_symbol *s = &o->syms[i];
+		if (!starts_with(s->name, "_Z") || (strcmp(s->section, "*UND*") && s->kind != 'F'))
+			continue;
+		strbuf_addf(&in, "%s\n", s->name);
+		idx[n++] = i;
+	}
+	if (n) {
+		const char *argv[] = { opts->cxxfilt ? opts->cxxfilt : "c++filt", NULL };
+		struct child_process cp = CHILD_PROCESS_INIT;
+		cp.argv = argv;
+		cp.dir = dir;
+		cp.in_data = in.buf;
+		cp.in_len = in.len;
+		out.cap = 4 * in.len + 4096;
+		cp.out = &out;
+		cp.deadline_s = 60;
+		if (!run_command(&cp) && cp.status == 0 && !cp.out_truncated) {
+			char *l = out.buf;
+			for (size_t k = 0; k < n && l && *l; k++) {
+				char *nl = strchr(l, '\n');
+				if (!nl)
+					break;
+				o->syms[idx[k]].plain = xstrndup(l, (size_t)(nl - l));
+				l = nl + 1;
+			}
+		}
+	}
+	free(idx);
+	strbuf_release(&in);
+	strbuf_release(&out);
+}
+
+/*
+ * The object check of dir/kernel.o (docs/policy.md, "The object code"): fills out->symbols
+ * and out->rejected; *driver says whether the link needs libcuda (the TMA encoders). 0, or
+ * CG_ENV with *err when the tools cannot run.
+ */
+static int check_object(const struct build_opts *opts, const char *dir, const char *source,
+			size_t len, struct build_result *out, int *driver, char **err)
+{
+	double t0 = now_s();
+	struct obj_info o = OBJ_INFO_INIT;
+	struct strbuf text = STRBUF_INIT;
+	const char *objdump = opts->objdump ? opts->objdump : "objdump";
+	const char *syms_argv[] = { objdump, "-wtr", "kernel.o", NULL };
+	const char *dis_argv[] = { objdump, "-wd", "--no-show-raw-insn", "kernel.o", NULL };
+	int truncated = 0;
+	int rc = run_tool(syms_argv, dir, &text, OBJDUMP_OUTPUT_CAP, &truncated, err);
+	if (rc)
+		goto out;
+	if (truncated)
+		o.error = xasprintf("objdump's symbol table is larger than %u MiB",
+				    OBJDUMP_OUTPUT_CAP >> 20);
+	else
+		policy_parse_objdump(text.buf ? text.buf : "", text.len, &o);
+	strbuf_release(&text);
+	if (!o.error) {
+		rc = run_tool(dis_argv, dir, &text, OBJDUMP_OUTPUT_CAP, &truncated, err);
+		if (rc)
+			goto out;
+		if (truncated)
+			o.error = xasprintf("the disassembly of the host code is larger than %u MiB",
+					    OBJDUMP_OUTPUT_CAP >> 20);
+		else
+			policy_parse_disasm(text.buf ? text.buf : "", text.len, &o);
+	}
+	if (policy_check_object(&o, source, len, &out->symbols)) {
+		/* say it with C++ names: only now, since a clean object needs none */
+		demangle(opts, dir, &o);
+		policy_report_release(&out->symbols);
+		policy_check_object(&o, source, len, &out->symbols);
+	}
+	out->rejected = out->symbols.nr > 0 || out->symbols.dropped > 0;
+	*driver = 0;
+	for (size_t i = 0; i < o.nsyms; i++)
+		if (!strcmp(o.syms[i].section, "*UND*") &&
+		    (policy_symbol_allowed(o.syms[i].name) != NULL &&
+		     !strcmp(policy_symbol_allowed(o.syms[i].name), "tma-descriptor")))
+			*driver = 1;
+	out->check_s = now_s() - t0;
+out:
+	strbuf_release(&text);
+	obj_info_release(&o);
+	return rc;
+}
+
 int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 		 struct build_result *out, char **err)
 {
 	char *cache_dir = NULL, *cutlass = NULL, *abi_inc = NULL, *work = NULL, *entry = NULL;
 	char *cutlass_version = NULL, *tmp_root = NULL, *path = NULL;
-	char **argv = NULL;
+	char **argv = NULL, **link_argv = NULL;
 	struct strbuf abi = STRBUF_INIT, log = STRBUF_INIT;
 	int rc = 0;
 
@@ -474,7 +693,8 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	for (size_t i = 0; i < nargs; i++)
 		key_argv[i] = i == 0 ? "nvcc" : !strcmp(argv[i], cutlass_arg) ? "-I<cutlass>"
 			    : !strcmp(argv[i], abi_arg) ? "-I<cutegen abi>" : argv[i];
-	build_cache_key(source, len, key_argv, version, cutlass_version, abi.buf, out->key);
+	build_cache_key(source, len, key_argv, version, cutlass_version, abi.buf,
+			opts->no_symbol_check ? "off" : policy_object_rules_version(), out->key);
 	free(key_argv);
 	free(cutlass_arg);
 	free(abi_arg);
@@ -509,29 +729,77 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	/* nvcc's temporaries go to the build directory, so a killed compile leaves none in /tmp */
 	char *tmpdir_env = xasprintf("TMPDIR=%s", work);
 	const char *env[] = { tmpdir_env, "LC_ALL=C", NULL };
+	double deadline = opts->deadline_s > 0 ? opts->deadline_s : BUILD_DEFAULT_DEADLINE_S;
+	log.cap = opts->log_cap ? opts->log_cap : BUILD_DEFAULT_LOG_CAP;
+	/* 1. compile the candidate alone to an object */
 	struct child_process cp = CHILD_PROCESS_INIT;
 	cp.argv = (const char *const *)argv;
 	cp.env = env;
 	cp.dir = work;
-	log.cap = opts->log_cap ? opts->log_cap : BUILD_DEFAULT_LOG_CAP;
 	cp.out = &log;
 	cp.err = &log;
-	cp.deadline_s = opts->deadline_s > 0 ? opts->deadline_s : BUILD_DEFAULT_DEADLINE_S;
+	cp.deadline_s = deadline;
 	int run = run_command(&cp);
-	free(tmpdir_env);
 	if (run) {
 		*err = xasprintf("cannot run nvcc: %s", cp.errmsg);
 		rc = CG_ENV;
+		free(tmpdir_env);
 		goto out;
 	}
 	out->status = cp.status;
 	out->timed_out = cp.timed_out;
 	out->log_truncated = cp.out_truncated;
 	out->compile_s = cp.wall_s;
+	int signaled = cp.signaled;
+	free(path);
+	path = xasprintf("%s/kernel.o", work);
+	int compiled = cp.status == 0 && !cp.timed_out && file_exists(path);
+
+	/* 2. judge what it references, before anything is linked to it */
+	int driver = 0;
+	if (compiled && !opts->no_symbol_check) {
+		rc = check_object(opts, work, source, len, out, &driver, err);
+		if (rc) {
+			free(tmpdir_env);
+			goto out;
+		}
+	}
+
+	/* 3. only an admitted object becomes a shared object */
+	if (compiled && !out->rejected) {
+		link_argv = build_link_argv(opts, driver, err);
+		if (!link_argv) {
+			rc = CG_USAGE;
+			free(tmpdir_env);
+			goto out;
+		}
+		struct child_process lp = CHILD_PROCESS_INIT;
+		lp.argv = (const char *const *)link_argv;
+		lp.env = env;
+		lp.dir = work;
+		lp.out = &log;
+		lp.err = &log;
+		lp.deadline_s = deadline - cp.wall_s > 30 ? deadline - cp.wall_s : 30;
+		run = run_command(&lp);
+		if (run) {
+			*err = xasprintf("cannot run nvcc: %s", lp.errmsg);
+			rc = CG_ENV;
+			free(tmpdir_env);
+			goto out;
+		}
+		out->status = lp.status;
+		out->timed_out = lp.timed_out;
+		out->log_truncated |= lp.out_truncated;
+		out->compile_s += lp.wall_s;
+		signaled |= lp.signaled;
+	}
+	free(tmpdir_env);
+	unlink(path); /* the .so is what is kept */
 	free(path);
 	path = xasprintf("%s/kernel.so", work);
-	out->ok = cp.status == 0 && !cp.timed_out && file_exists(path);
-	if (!out->ok && out->status == 0)
+	out->ok = compiled && !out->rejected && out->status == 0 && !out->timed_out &&
+		  file_exists(path);
+	if (!out->ok && !out->rejected && out->status == 0)
 		out->status = out->timed_out ? 124 : 1; /* "exit 0 but no .so" is a failure too */
 
 	char *log_path = xasprintf("%s/log", work);
@@ -547,8 +815,8 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 	out->log = strbuf_detach(&log, &out->log_len);
 	diag_parse(out->log, out->log_len, &out->diags);
 
-	int cacheable = cache_dir && !cp.timed_out && !cp.signaled &&
-			(out->ok || says_something_of_source(&out->diags));
+	int cacheable = cache_dir && !out->timed_out && !signaled &&
+			(out->ok || out->rejected || says_something_of_source(&out->diags));
 	if (!cache_dir) {
 		out->dir = xstrdup(work);
 	} else if (cacheable) {
@@ -587,6 +855,7 @@ out:
 	}
 	free(work);
 	build_argv_free(argv);
+	build_argv_free(link_argv);
 	free(cache_dir);
 	free(cutlass);
 	free(abi_inc);
@@ -604,5 +873,16 @@ int build_checked(const struct build_opts *opts, const char *source, size_t len,
 {
 	if (policy_check(source, len, pol))
 		return CG_REJECTED;
-	return build_kernel(opts, source, len, out, err);
+	int rc = build_kernel(opts, source, len, out, err);
+	if (rc || !out->rejected)
+		return rc;
+	/* the object check decides: its violations become the policy's */
+	for (size_t i = 0; i < out->symbols.nr; i++) {
+		ALLOC_GROW(pol->items, pol->nr + 1, pol->alloc);
+		pol->items[pol->nr] = out->symbols.items[i];
+		pol->items[pol->nr].message = xstrdup(out->symbols.items[i].message);
+		pol->nr++;
+	}
+	pol->dropped += out->symbols.dropped;
+	return CG_REJECTED;
 }

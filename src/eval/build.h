@@ -1,23 +1,32 @@
 /*
  * Build: compiles one candidate kernel (a CUDA C++17 source text) into a shared object with
- * nvcc, under a deadline, with its output captured (capped) and parsed into diagnostics, and
+ * nvcc, under a deadline, with its output captured (capped) and parsed into diagnostics,
+ * judges the compiled object code before linking it (the object check of policy.h), and
  * caches the outcome by content: the same source, flags, compiler and headers give the same
- * .so (or the same failure and log) at once, without running nvcc.
- * Not for: checking what the source may do (policy.c, before this), loading or running the
- * .so (the runner), or judging results (the evaluator).
+ * .so (or the same failure, or the same rejection, and log) at once, without running nvcc.
+ * Not for: the source scan (policy_check, before this), loading or running the .so (the
+ * runner), or judging results (the evaluator).
  *
- * The command is
- *   nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_XY[a],code=sm_XY[a]
- *        -I<CUTLASS include> -I<ABI include> --expt-relaxed-constexpr -DNDEBUG -lineinfo
- *        [extra flags] -o kernel.so kernel.cu
- * run inside a fresh directory holding the source as kernel.cu, so diagnostics name
- * "kernel.cu" whatever the caller called the file.
+ * Three steps, inside a fresh directory holding the source as kernel.cu (so diagnostics name
+ * "kernel.cu" whatever the caller called the file):
+ *   1. nvcc -std=c++17 -O3 -Xcompiler -fPIC -gencode arch=compute_XY[a],code=sm_XY[a]
+ *           -I<CUTLASS include> -I<ABI include> --expt-relaxed-constexpr -DNDEBUG
+ *           -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1 -lineinfo [extra flags]
+ *           -c -o kernel.o kernel.cu
+ *   2. the object check: `objdump -wtr kernel.o` and `objdump -wd --no-show-raw-insn
+ *      kernel.o` (c++filt for messages) judged by policy_check_object(); a violation ends
+ *      the build here with r.rejected and r.symbols;
+ *   3. nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode ... [extra flags]
+ *           -o kernel.so kernel.o [-lcuda when it calls the TMA encoders]
+ * Together they do what one `nvcc -shared -o kernel.so kernel.cu` does; the check adds two
+ * objdump runs (tens of milliseconds).
  *
- * The cache: DIR/KEY[0..2]/KEY/ holds kernel.cu, kernel.so (when it compiled), log and result.
- * KEY is the sha256 of the source, the full argument list, `nvcc --version`, the CUTLASS
- * version header and the ABI header. An entry is built in DIR/tmp/ and renamed into place,
- * so processes sharing DIR never see half an entry; when two race, the first rename wins and
- * both use its entry. Compiles that ran past the deadline or died from a signal are not
+ * The cache: DIR/KEY[0..2]/KEY/ holds kernel.cu, kernel.so (when it compiled and was
+ * admitted), log, result and symbols (the object check's violations, so a hit gives the same
+ * verdict). KEY is the sha256 of the source, the full argument list, `nvcc --version`, the
+ * CUTLASS version header, the ABI header and the object check's rules. An entry is built in
+ * DIR/tmp/ and renamed into place, so processes sharing DIR never see half an entry; when two
+ * race, the first rename wins and both use its entry. Compiles that ran past the deadline or died from a signal are not
  * cached (they say nothing about the source).
  *
  * Usage:
@@ -25,9 +34,12 @@
  *   2. struct build_result r = BUILD_RESULT_INIT;
  *      rc = build_kernel(&o, src, len, &r, &err);
  *      rc != 0: nothing was judged (err says why; the caller frees it), a code of
- *      util/err.h: CG_USAGE for a bad option (arch), CG_ENV when nvcc cannot be run or
- *      CUTLASS is missing, CG_IO when the cache or a scratch directory cannot be written;
- *      rc == 0: r.ok says whether the source compiled; r.diags has the parsed log;
+ *      util/err.h: CG_USAGE for a bad option (arch), CG_ENV when nvcc or objdump cannot be
+ *      run or CUTLASS is missing, CG_IO when the cache or a scratch directory cannot be
+ *      written;
+ *      rc == 0: r.ok says whether the source compiled and its object was admitted (then
+ *      r.so_path is the .so); r.rejected with r.symbols when the object check refused it;
+ *      r.diags has the parsed log;
  *   3. build_result_release(&r).
  */
 #ifndef CUTEGEN_BUILD_H
@@ -56,16 +68,25 @@ struct build_opts {
 	double deadline_s;           /* 0 = BUILD_DEFAULT_DEADLINE_S */
 	size_t log_cap;              /* bytes of compiler output kept; 0 = BUILD_DEFAULT_LOG_CAP */
 	const char *const *extra_flags; /* NULL-terminated, appended before -o; may be NULL */
+	const char *objdump;         /* NULL = "objdump" from PATH */
+	const char *cxxfilt;         /* NULL = "c++filt" from PATH */
+	int no_symbol_check;         /* link without the object check (cutegen build --no-policy) */
 };
 
 #define BUILD_OPTS_INIT { 0 }
 
+#include "eval/policy.h"
+
 struct build_result {
-	int ok;              /* nvcc exited 0 and so_path exists */
+	int ok;              /* nvcc exited 0, the object was admitted and so_path exists */
+	int rejected;        /* the object check refused the object: symbols says why; no .so */
+	struct policy_report symbols; /* the object check's violations */
+	double check_s;      /* the object check's wall time */
 	char *so_path;       /* the shared object (in the cache entry); NULL unless ok */
 	char *dir;           /* the entry's directory (with kernel.cu, log, result) */
 	int cache_hit;       /* came from the cache: nvcc did not run */
-	double compile_s;    /* nvcc's wall time (on a hit: that of the compile that made it) */
+	double compile_s;    /* nvcc's wall time, compile and link (on a hit: that of the build
+			      * that made it) */
 	int status;          /* nvcc's exit status (128+signal when killed) */
 	int timed_out;       /* killed at the deadline */
 	int log_truncated;   /* output past log_cap was dropped */
@@ -84,11 +105,13 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 void build_result_release(struct build_result *r);
 
 /*
- * The argument list nvcc gets (argv[0] = the nvcc program), NULL-terminated; the caller frees
- * it with build_argv_free(). Returns NULL with *err set when the arch is invalid.
+ * The argument list of the compile (step 1; argv[0] = the nvcc program), NULL-terminated; the
+ * caller frees it with build_argv_free(). Returns NULL with *err set when the arch is invalid.
  */
 char **build_argv(const struct build_opts *opts, const char *cutlass_include,
 		  const char *abi_include, char **err);
+/* The same for the link (step 3); driver adds -lcuda. */
+char **build_link_argv(const struct build_opts *opts, int driver, char **err);
 void build_argv_free(char **argv);
 
 /*
@@ -101,12 +124,13 @@ int build_parse_arch(const char *arch, char *gencode, size_t size);
 const char *build_known_archs(void);
 
 /*
- * The cache key for a source and argv, given the compiler's version text and the header
- * contents it depends on. Pure: tests call it directly.
+ * The cache key for a source and argv, given the compiler's version text, the header
+ * contents it depends on and the object check's rules (policy_object_rules_version(), or
+ * "off"). Pure: tests call it directly.
  */
 void build_cache_key(const char *source, size_t len, const char *const *argv,
 		     const char *nvcc_version, const char *cutlass_version,
-		     const char *abi_header, char key[65]);
+		     const char *abi_header, const char *check_rules, char key[65]);
 
 /* ${XDG_CACHE_HOME:-$HOME/.cache}/cutegen/build, heap string; NULL when neither is set. */
 char *build_default_cache_dir(void);
@@ -129,8 +153,9 @@ struct policy_report;
 /*
  * What eval, profile and the agent do with a candidate: the policy check, and only when it
  * passes, build_kernel(). Returns CG_REJECTED when the policy rejected the source (pol
- * says why; nvcc did not run), 0 when the build was judged (r->ok says whether it compiled),
- * or another code of util/err.h with *err, as build_kernel().
+ * says why; nvcc did not run) or the object check rejected its object (pol has the object's
+ * violations too, and out->rejected is set), 0 when the build was judged (r->ok says whether
+ * it compiled and was admitted), or another code of util/err.h with *err, as build_kernel().
  */
 int build_checked(const struct build_opts *opts, const char *source, size_t len,
 		  struct policy_report *pol, struct build_result *out, char **err);

@@ -33,6 +33,11 @@ const struct policy_rule policy_rules[] = {
 	{ "entry-point", "cutegen_launch must be defined" },
 	{ "abi-version", "the ABI version must be declared with CUTEGEN_DECLARE_ABI()" },
 	{ "too-large", "the source must be smaller than 4 MiB" },
+	{ "symbol-allowlist", "the object code may call only the allowlist (docs/policy.md)" },
+	{ "no-syscall", "no system call instructions in host code" },
+	{ "no-interposing", "no defining library names, symbol versions or indirect functions" },
+	{ "no-load-time-code", "no constructors or destructors of your own" },
+	{ "object-check", "the object code must be readable by the check" },
 	{ NULL, NULL },
 };
 
@@ -783,4 +788,796 @@ void policy_format(const struct policy_report *rep, struct strbuf *out)
 	if (rep->dropped)
 		strbuf_addf(out, "(%zu more violations not listed)\n", rep->dropped);
 	free(v);
+}
+
+/* ---- the object code ---- */
+
+/*
+ * The allowlist of what a candidate's host object may reference, in groups. Patterns are
+ * exact names or globs with '*' (mangled names as the object spells them). Besides these:
+ * libm by base name with its f/l variants (libm_names), and the fortified __NAME_chk form of
+ * a libc or stdio name listed here.
+ */
+struct sym_group {
+	const char *id;
+	const char *const *patterns;
+};
+
+static const char *const g_cuda_launch[] = {
+	/* what nvcc emits for <<<>>>, kernel registration and __device__ variables */
+	"__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "__cudaLaunchKernel",
+	"__cudaGetKernel", "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd",
+	"__cudaUnregisterFatBinary", "__cudaRegisterFunction", "__cudaRegisterVar",
+	/* launching on the given stream, with attributes and clusters */
+	"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
+	"cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
+	"cudaFuncGetName", NULL,
+};
+static const char *const g_cuda_query[] = {
+	"cudaGetDevice", "cudaGetDeviceCount", "cudaDeviceGetAttribute", "cudaGetDeviceProperties",
+	"cudaGetDeviceProperties_v2", "cudaDeviceGetLimit", "cudaDeviceGetCacheConfig",
+	"cudaDeviceGetStreamPriorityRange", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+	"cudaPointerGetAttributes", "cudaStreamGetPriority", "cudaStreamGetFlags",
+	"cudaStreamGetDevice", "cudaGetSymbolAddress", "cudaGetSymbolSize", "cudaOccupancy*", NULL,
+};
+static const char *const g_cuda_error[] = {
+	"cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", NULL,
+};
+static const char *const g_cuda_async[] = {
+	"cudaMemcpyAsync", "cudaMemcpy2DAsync", "cudaMemcpy3DAsync", "cudaMemsetAsync",
+	"cudaMemset2DAsync", "cudaMemset3DAsync", "cudaMemcpyToSymbolAsync",
+	"cudaMemcpyFromSymbolAsync", NULL,
+};
+/* TMA descriptors: CuTe's make_tma_copy encodes them on the host (pure functions; the build
+ * defines CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL so CUTLASS calls them by name instead of
+ * through cudaGetDriverEntryPoint, which would hand out any driver function) */
+static const char *const g_tma[] = {
+	"cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2colWide",
+	"cuTensorMapReplaceAddress", NULL,
+};
+static const char *const g_libc[] = {
+	"memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strnlen", "strcmp",
+	"strncmp", "strchr", "strrchr", "strstr", "strcpy", "strncpy", "strcat", "strncat",
+	"abs", "labs", "llabs", "abort", "__assert_fail", "__stack_chk_fail", NULL,
+};
+static const char *const g_stdio[] = {
+	"printf", "vprintf", "puts", "putchar",
+	/* std::cerr / std::cout insertion: CUTLASS's TMA setup reports a failed encode there */
+	"_ZSt4cerr", "_ZSt4cout", "_ZNSo*", "_ZSt16__ostream_insert*", "_ZStlsISt11char_traitsIcEE*",
+	"_ZNKSt5ctypeIcE13_M_widen_initEv", "_ZSt4endlIcSt11char_traitsIcEERSt13basic_ostreamIT_T0_ES6_",
+	NULL,
+};
+static const char *const g_cxx[] = {
+	/* function-local statics, exceptions and unwinding, as g++ emits them */
+	"__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort", "__gxx_personality_v0",
+	"_Unwind_Resume", "__cxa_begin_catch", "__cxa_end_catch", "__cxa_rethrow",
+	"__cxa_allocate_exception", "__cxa_free_exception", "__cxa_throw", "__cxa_pure_virtual",
+	"__cxa_deleted_virtual", "__cxa_call_terminate", "_ZSt9terminatev", "_ZSt*__throw_*",
+	"_ZTISt*", "_ZTVN10__cxxabiv1*",
+	/* destructors of globals and nvcc's unregistration at exit; <iostream>'s static init */
+	"__cxa_atexit", "__dso_handle", "atexit", "_ZNSt8ios_base4InitC1Ev",
+	"_ZNSt8ios_base4InitD1Ev", "_GLOBAL_OFFSET_TABLE_", NULL,
+};
+
+static const struct sym_group sym_groups[] = {
+	{ "cuda-launch", g_cuda_launch }, { "cuda-query", g_cuda_query },
+	{ "cuda-error", g_cuda_error },   { "cuda-async", g_cuda_async },
+	{ "tma-descriptor", g_tma },      { "libc-memory", g_libc },
+	{ "stdio", g_stdio },             { "c++-runtime", g_cxx },
+};
+
+static const char *const libm_names[] = {
+	"acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh",
+	"sinh", "tanh", "exp", "exp2", "expm1", "exp10", "log", "log10", "log1p", "log2", "logb",
+	"ilogb", "pow", "sqrt", "cbrt", "hypot", "erf", "erfc", "tgamma", "lgamma", "ceil",
+	"floor", "trunc", "round", "lround", "llround", "rint", "lrint", "llrint", "nearbyint",
+	"fmod", "remainder", "remquo", "fdim", "fmax", "fmin", "fma", "fabs", "copysign", "frexp",
+	"ldexp", "modf", "scalbn", "scalbln", "nextafter", "nexttoward", "nan", "sincos",
+};
+
+/* '*' matches any run of characters; everything else matches itself. */
+static int glob_match(const char *pat, const char *s)
+{
+	if (!*pat)
+		return !*s;
+	if (*pat == '*') {
+		for (;; s++) {
+			if (glob_match(pat + 1, s))
+				return 1;
+			if (!*s)
+				return 0;
+		}
+	}
+	return *s == *pat && glob_match(pat + 1, s + 1);
+}
+
+static const char *group_of(const char *name, int only_c)
+{
+	for (size_t g = 0; g < ARRAY_SIZE(sym_groups); g++) {
+		if (only_c && strcmp(sym_groups[g].id, "libc-memory") && strcmp(sym_groups[g].id, "stdio"))
+			continue;
+		for (const char *const *p = sym_groups[g].patterns; *p; p++)
+			if (glob_match(*p, name))
+				return sym_groups[g].id;
+	}
+	return NULL;
+}
+
+static int is_libm(const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < ARRAY_SIZE(libm_names); i++) {
+		size_t k = strlen(libm_names[i]);
+		if (strncmp(name, libm_names[i], k))
+			continue;
+		if (n == k || (n == k + 1 && (name[k] == 'f' || name[k] == 'l')))
+			return 1;
+	}
+	return 0;
+}
+
+const char *policy_symbol_allowed(const char *name)
+{
+	if (!name || !*name || strchr(name, '@') || strlen(name) > 4096)
+		return NULL;
+	const char *g = group_of(name, 0);
+	if (g)
+		return g;
+	if (is_libm(name))
+		return "libm";
+	/* the fortified forms _FORTIFY_SOURCE turns calls into: __memcpy_chk, __printf_chk */
+	size_t n = strlen(name);
+	if (n > 6 && !strncmp(name, "__", 2) && !strcmp(name + n - 4, "_chk")) {
+		char *base = xstrndup(name + 2, n - 6);
+		g = group_of(base, 1);
+		free(base);
+		return g;
+	}
+	return NULL;
+}
+
+int policy_rule_is_object(const char *rule)
+{
+	static const char *ids[] = { "symbol-allowlist", "no-syscall", "no-interposing",
+				     "no-load-time-code", "object-check" };
+	for (size_t i = 0; rule && i < ARRAY_SIZE(ids); i++)
+		if (!strcmp(rule, ids[i]))
+			return 1;
+	return 0;
+}
+
+const char *policy_object_rules_version(void)
+{
+	static char *v;
+	if (!v) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addstr(&sb, "object-check v1;");
+		for (size_t g = 0; g < ARRAY_SIZE(sym_groups); g++)
+			for (const char *const *p = sym_groups[g].patterns; *p; p++)
+				strbuf_addf(&sb, "%s:%s;", sym_groups[g].id, *p);
+		for (size_t i = 0; i < ARRAY_SIZE(libm_names); i++)
+			strbuf_addf(&sb, "libm:%s;", libm_names[i]);
+		v = strbuf_detach(&sb, NULL);
+	}
+	return v;
+}
+
+/* -- reading objdump's output -- */
+
+void obj_info_release(struct obj_info *o)
+{
+	for (size_t i = 0; i < o->nsyms; i++) {
+		free(o->syms[i].name);
+		free(o->syms[i].plain);
+		free(o->syms[i].section);
+	}
+	for (size_t i = 0; i < o->nrelocs; i++) {
+		free(o->relocs[i].section);
+		free(o->relocs[i].target);
+	}
+	for (size_t i = 0; i < o->ninsns; i++) {
+		free(o->insns[i].section);
+		free(o->insns[i].function);
+		free(o->insns[i].text);
+	}
+	free(o->syms);
+	free(o->relocs);
+	free(o->insns);
+	free(o->error);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Cuts text into lines: (*line, *n) is the next one (without '\n'); 0 at the end. */
+static int next_line(const char *text, size_t len, size_t *pos, const char **line, size_t *n)
+{
+	if (*pos >= len)
+		return 0;
+	const char *p = text + *pos, *e = memchr(p, '\n', len - *pos);
+	*line = p;
+	*n = e ? (size_t)(e - p) : len - *pos;
+	*pos += *n + (e != NULL);
+	return 1;
+}
+
+static int parse_hex(const char *s, size_t n, unsigned long long *v)
+{
+	if (n == 0 || n > 16)
+		return -1;
+	unsigned long long x = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)s[i], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else
+			return -1;
+		x = x << 4 | (unsigned)d;
+	}
+	*v = x;
+	return 0;
+}
+
+static int parse_fail(struct obj_info *o, size_t lineno, const char *what, const char *line,
+		      size_t n)
+{
+	free(o->error);
+	o->error = xasprintf("objdump's output line %zu: %s (\"%.*s\")", lineno, what,
+			     (int)(n > 80 ? 80 : n), line);
+	return -1;
+}
+
+/* "0000000000000010 g     F .text\t000000000000012b .hidden name" */
+static int parse_symbol(struct obj_info *o, const char *l, size_t n, size_t lineno)
+{
+	unsigned long long value, size;
+	if (n < 26 || parse_hex(l, 16, &value) || l[16] != ' ' || l[24] != ' ')
+		return parse_fail(o, lineno, "not a symbol", l, n);
+	const char *flags = l + 17;
+	const char *sec = l + 25, *tab = memchr(sec, '\t', n - 25);
+	if (!tab || tab == sec)
+		return parse_fail(o, lineno, "no section", l, n);
+	const char *p = tab + 1, *end = l + n;
+	const char *sp = memchr(p, ' ', (size_t)(end - p));
+	if (!sp || parse_hex(p, (size_t)(sp - p), &size))
+		return parse_fail(o, lineno, "no size", l, n);
+	p = sp + 1;
+	static const char *vis[] = { ".hidden ", ".protected ", ".internal " };
+	for (size_t i = 0; i < ARRAY_SIZE(vis); i++)
+		if ((size_t)(end - p) > strlen(vis[i]) && !strncmp(p, vis[i], strlen(vis[i]))) {
+			p += strlen(vis[i]);
+			break;
+		}
+	if (p >= end)
+		return parse_fail(o, lineno, "no name", l, n);
+	ALLOC_GROW(o->syms, o->nsyms + 1, o->asyms);
+	struct obj_symbol *s = &o->syms[o->nsyms++];
+	memset(s, 0, sizeof(*s));
+	s->name = xstrndup(p, (size_t)(end - p));
+	s->section = xstrndup(sec, (size_t)(tab - sec));
+	s->value = value;
+	s->size = size;
+	s->bind = flags[1] == 'w' ? 'w' : flags[0] == '!' ? 'g' : flags[0];
+	s->kind = flags[4] == 'i' ? 'i' : flags[5] == 'd' ? 'd' : flags[6];
+	return 0;
+}
+
+/* "0000000000000005 R_X86_64_PLT32    name-0x0000000000000004" */
+static int parse_reloc(struct obj_info *o, const char *sec, const char *l, size_t n,
+		       size_t lineno)
+{
+	unsigned long long off;
+	const char *end = l + n;
+	const char *sp = memchr(l, ' ', n);
+	if (!sp || parse_hex(l, (size_t)(sp - l), &off))
+		return parse_fail(o, lineno, "not a relocation", l, n);
+	const char *p = sp;
+	while (p < end && *p == ' ')
+		p++;
+	while (p < end && *p != ' ')
+		p++; /* the type */
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end) /* a relocation without a symbol (R_X86_64_NONE) */
+		return 0;
+	const char *tend = end;
+	long long addend = 0;
+	/* the addend objdump appends: NAME+0x... or NAME-0x... */
+	for (const char *q = end - 1; q > p + 2; q--) {
+		if ((q[-2] == '+' || q[-2] == '-') && q[-1] == '0' && q[0] == 'x') {
+			unsigned long long a;
+			if (!parse_hex(q + 1, (size_t)(end - q - 1), &a)) {
+				addend = q[-2] == '-' ? -(long long)a : (long long)a;
+				tend = q - 2;
+			}
+			break;
+		}
+		if (!isxdigit((unsigned char)*q))
+			break;
+	}
+	ALLOC_GROW(o->relocs, o->nrelocs + 1, o->arelocs);
+	struct obj_reloc *r = &o->relocs[o->nrelocs++];
+	r->section = xstrdup(sec);
+	r->offset = off;
+	r->target = xstrndup(p, (size_t)(tend - p));
+	r->addend = addend;
+	return 0;
+}
+
+int policy_parse_objdump(const char *text, size_t len, struct obj_info *o)
+{
+	enum { NONE, SYMS, RELOCS } state = NONE;
+	char *sec = NULL;
+	const char *l;
+	size_t n, pos = 0, lineno = 0;
+	int rc = 0, saw_table = 0;
+	while (!rc && next_line(text, len, &pos, &l, &n)) {
+		lineno++;
+		if (n == 0) {
+			if (state == SYMS)
+				state = NONE;
+			continue;
+		}
+		if (n == 13 && !memcmp(l, "SYMBOL TABLE:", 13)) {
+			state = SYMS;
+			saw_table = 1;
+			continue;
+		}
+		if (n > 25 && !memcmp(l, "RELOCATION RECORDS FOR [", 24) && l[n - 2] == ']' &&
+		    l[n - 1] == ':') {
+			free(sec);
+			sec = xstrndup(l + 24, n - 26);
+			state = RELOCS;
+			continue;
+		}
+		if (state == SYMS)
+			rc = parse_symbol(o, l, n, lineno);
+		else if (state == RELOCS && !(n >= 6 && !memcmp(l, "OFFSET", 6)))
+			rc = parse_reloc(o, sec, l, n, lineno);
+		/* else: the file name line, "no symbols", headers */
+	}
+	free(sec);
+	if (!rc && !saw_table) {
+		free(o->error);
+		o->error = xstrdup("objdump printed no symbol table");
+		rc = -1;
+	}
+	return rc;
+}
+
+/* Whether an instruction's text is a system call: syscall, sysenter, int $0x80. */
+static const char *syscall_insn(const char *t, size_t n)
+{
+	static const char *words[] = { "syscall", "sysenter" };
+	for (size_t w = 0; w < ARRAY_SIZE(words); w++) {
+		size_t k = strlen(words[w]);
+		for (size_t i = 0; i + k <= n; i++)
+			if (!memcmp(t + i, words[w], k) && (i == 0 || !is_ident((unsigned char)t[i - 1])) &&
+			    (i + k == n || !is_ident((unsigned char)t[i + k])))
+				return words[w];
+	}
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (!memcmp(t + i, "int", 3) && (i == 0 || isspace((unsigned char)t[i - 1])) &&
+		    i + 3 < n && isspace((unsigned char)t[i + 3])) {
+			const char *p = t + i + 3, *e = t + n;
+			while (p < e && isspace((unsigned char)*p))
+				p++;
+			if (e - p >= 5 && !memcmp(p, "$0x80", 5))
+				return "int $0x80";
+		}
+	return NULL;
+}
+
+int policy_parse_disasm(const char *text, size_t len, struct obj_info *o)
+{
+	char *sec = NULL, *fn = NULL;
+	const char *l;
+	size_t n, pos = 0, lineno = 0;
+	while (next_line(text, len, &pos, &l, &n)) {
+		lineno++;
+		static const char head[] = "Disassembly of section ";
+		if (n > sizeof(head) && !memcmp(l, head, sizeof(head) - 1) && l[n - 1] == ':') {
+			free(sec);
+			sec = xstrndup(l + sizeof(head) - 1, n - sizeof(head));
+			continue;
+		}
+		/* "0000000000000010 <name>:" */
+		if (n > 20 && l[16] == ' ' && l[17] == '<' && l[n - 2] == '>' && l[n - 1] == ':') {
+			free(fn);
+			fn = xstrndup(l + 18, n - 20);
+			continue;
+		}
+		/* "   5c:\tinstruction" */
+		size_t i = 0;
+		while (i < n && l[i] == ' ')
+			i++;
+		size_t h = i;
+		while (i < n && isxdigit((unsigned char)l[i]))
+			i++;
+		if (i == h || i + 1 >= n || l[i] != ':' || l[i + 1] != '\t')
+			continue;
+		unsigned long long off;
+		if (parse_hex(l + h, i - h, &off))
+			continue;
+		const char *t = l + i + 2;
+		size_t tn = n - i - 2;
+		const char *cut = memchr(t, '#', tn); /* objdump's comment */
+		if (cut)
+			tn = (size_t)(cut - t);
+		cut = memchr(t, '<', tn);
+		if (cut)
+			tn = (size_t)(cut - t);
+		const char *what = syscall_insn(t, tn);
+		if (!what)
+			continue;
+		ALLOC_GROW(o->insns, o->ninsns + 1, o->ainsns);
+		struct obj_insn *in = &o->insns[o->ninsns++];
+		in->section = xstrdup(sec ? sec : "?");
+		in->function = xstrdup(fn ? fn : "?");
+		in->offset = off;
+		in->text = xstrdup(what);
+	}
+	free(sec);
+	free(fn);
+	return 0;
+}
+
+/* -- judging the object -- */
+
+struct objctx {
+	const struct obj_info *o;
+	struct clean c;
+	struct toks t;
+};
+
+static const char *shown(const struct obj_symbol *s)
+{
+	return s->plain && *s->plain ? s->plain : s->name;
+}
+
+static const struct obj_symbol *find_symbol(const struct obj_info *o, const char *name)
+{
+	for (size_t i = 0; i < o->nsyms; i++)
+		if (!strcmp(o->syms[i].name, name) && o->syms[i].kind != 'd')
+			return &o->syms[i];
+	return NULL;
+}
+
+/* The function symbol covering section+offset, or NULL. */
+static const struct obj_symbol *function_at(const struct obj_info *o, const char *sec,
+					    unsigned long long off)
+{
+	const struct obj_symbol *best = NULL;
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const struct obj_symbol *s = &o->syms[i];
+		if (s->kind != 'F' || strcmp(s->section, sec) || s->value > off)
+			continue;
+		if (off < s->value + (s->size ? s->size : 1) && (!best || s->value >= best->value))
+			best = s;
+	}
+	return best;
+}
+
+static int is_code_section(const char *sec)
+{
+	return starts_with(sec, ".text") || (!starts_with(sec, ".rela") && !starts_with(sec, ".data") &&
+					     !starts_with(sec, ".rodata") && !starts_with(sec, ".bss") &&
+					     !starts_with(sec, ".eh_frame") && !starts_with(sec, ".init_array") &&
+					     !starts_with(sec, ".fini_array") && !starts_with(sec, ".gcc_except") &&
+					     !starts_with(sec, ".nv") && !starts_with(sec, ".debug") &&
+					     !starts_with(sec, ".ctors") && !starts_with(sec, ".dtors") &&
+					     !starts_with(sec, ".preinit_array"));
+}
+
+/* " (referenced from f, g)" for the first functions whose code refers to name. */
+static void where_used(const struct obj_info *o, const char *name, struct strbuf *out)
+{
+	const struct obj_symbol *seen[3];
+	size_t nseen = 0, data = 0;
+	for (size_t i = 0; i < o->nrelocs && nseen < ARRAY_SIZE(seen); i++) {
+		const struct obj_reloc *r = &o->relocs[i];
+		if (strcmp(r->target, name))
+			continue;
+		if (!is_code_section(r->section)) {
+			data++;
+			continue;
+		}
+		const struct obj_symbol *f = function_at(o, r->section, r->offset);
+		if (!f)
+			continue;
+		size_t k = 0;
+		while (k < nseen && seen[k] != f)
+			k++;
+		if (k == nseen)
+			seen[nseen++] = f;
+	}
+	if (!nseen && !data)
+		return;
+	strbuf_addstr(out, " (referenced from ");
+	for (size_t k = 0; k < nseen; k++)
+		strbuf_addf(out, "%s%.160s", k ? ", " : "", shown(seen[k]));
+	if (!nseen)
+		strbuf_addstr(out, "data");
+	strbuf_addch(out, ')');
+}
+
+/* The identifier a demangled name ends with: "ns::f<int>(float)" -> "f". Heap string. */
+static char *base_identifier(const char *plain)
+{
+	const char *end = plain + strlen(plain);
+	const char *paren = strchr(plain, '(');
+	if (paren && paren > plain)
+		end = paren;
+	/* drop trailing template arguments */
+	while (end > plain && end[-1] == '>') {
+		int depth = 0;
+		const char *p = end;
+		while (p > plain) {
+			p--;
+			if (*p == '>')
+				depth++;
+			else if (*p == '<' && --depth == 0)
+				break;
+		}
+		end = p;
+	}
+	const char *start = end;
+	while (start > plain && is_ident((unsigned char)start[-1]))
+		start--;
+	return xstrndup(start, (size_t)(end - start));
+}
+
+/*
+ * Where the source shows a symbol: the first identifier of that name, else an asm label or
+ * asm statement whose string literals, joined, contain it. 0 when neither does. *via_asm is
+ * set when it was an asm.
+ */
+static int source_line(const struct objctx *x, const char *ident, const char *joined,
+		       int *via_asm)
+{
+	*via_asm = 0;
+	if (ident && *ident)
+		for (size_t i = 0; i < x->t.nr; i++)
+			if (x->t.v[i].kind == T_IDENT && x->t.v[i].n == strlen(ident) &&
+			    !memcmp(x->t.v[i].p, ident, x->t.v[i].n))
+				return x->t.v[i].line;
+	if (!joined || !*joined)
+		return 0;
+	for (size_t i = 0; i < x->t.nr; i++) {
+		if (!tok_is(&x->t, i, "asm") && !tok_is(&x->t, i, "__asm__") && !tok_is(&x->t, i, "__asm"))
+			continue;
+		struct strbuf lit = STRBUF_INIT;
+		int depth = 0;
+		for (size_t p = x->t.v[i].off + x->t.v[i].n; p < x->c.n; p++) {
+			if (!x->c.lit[p] && x->c.text[p] == '(')
+				depth++;
+			else if (!x->c.lit[p] && x->c.text[p] == ')' && --depth <= 0)
+				break;
+			if (x->c.lit[p] && lit.len < 65536)
+				strbuf_addch(&lit, x->c.text[p]);
+		}
+		int hit = lit.len && strstr(lit.buf, joined) != NULL;
+		strbuf_release(&lit);
+		if (hit) {
+			*via_asm = 1;
+			return x->t.v[i].line;
+		}
+	}
+	return 0;
+}
+
+/* The why of the source scan's table for a C name, if it has one. */
+static const char *known_why(const char *name, const char **rule)
+{
+	size_t n = strlen(name);
+	for (size_t r = 0; r < ARRAY_SIZE(names); r++) {
+		size_t k = strlen(names[r].name);
+		int hit = 0;
+		switch (names[r].match) {
+		case M_ANY:
+		case M_CALL:
+			hit = n == k && !memcmp(name, names[r].name, k);
+			break;
+		case M_PREFIX:
+			hit = n >= k && !memcmp(name, names[r].name, k);
+			break;
+		case M_IPREFIX:
+			hit = n >= k && !strncasecmp(name, names[r].name, k);
+			break;
+		case M_STD:
+			break;
+		}
+		if (hit) {
+			*rule = names[r].rule;
+			return names[r].why;
+		}
+	}
+	return NULL;
+}
+
+/* Names a kernel must not define: the OS calls the source scan's table lacks, and prefixes
+ * of the libraries in the runner's process. */
+static const char *const reserved_names[] = {
+	"read", "write", "close", "pread", "pwrite", "lseek", "dup", "dup2", "dup3", "pipe",
+	"getpid", "raise", "environ", "__environ", "stdout", "stderr", "stdin",
+	"program_invocation_name", "program_invocation_short_name",
+};
+static const char *const reserved_prefixes[] = {
+	"cuda", "__cuda", "__libc_", "_dl_", "__cxa_", "__gxx_", "_Unwind_", "pthread_", "dl",
+	"__nv_", "_Znw", "_Zna", "_Zdl", "_Zda",
+};
+
+static int is_reserved_definition(const char *name)
+{
+	const char *rule;
+	if (policy_symbol_allowed(name) || known_why(name, &rule))
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(reserved_names); i++)
+		if (!strcmp(name, reserved_names[i]))
+			return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(reserved_prefixes); i++)
+		if (starts_with(name, reserved_prefixes[i]))
+			return 1;
+	if (name[0] == 'c' && name[1] == 'u' && isupper((unsigned char)name[2]))
+		return 1; /* the driver API: cuMemAlloc, cuLaunchKernel */
+	return 0;
+}
+
+#define WHY_ALLOWLIST                                                                        \
+	"the host code of a kernel may call only the CUDA runtime's launch, attribute, "          \
+	"occupancy, error and async copy/memset functions, libm, memory and string functions "   \
+	"and printf (docs/policy.md, 'The object code')"
+
+static void add_at(struct policy_report *rep, int line, const char *rule, struct strbuf *msg)
+{
+	add(rep, line, rule, strbuf_detach(msg, NULL));
+}
+
+/* " (line 7: the asm label assembled from string literals)" etc., when the source shows it */
+static int line_note(const struct objctx *x, const struct obj_symbol *s, const char *name,
+		     struct strbuf *msg)
+{
+	char *ident = base_identifier(s ? shown(s) : name);
+	int via_asm, line = source_line(x, ident, name, &via_asm);
+	if (line && via_asm)
+		strbuf_addstr(msg, "; the source names it in an asm string (an asm label or inline "
+				   "assembly)");
+	free(ident);
+	return line;
+}
+
+static void check_undefined(const struct objctx *x, struct policy_report *rep)
+{
+	const struct obj_info *o = x->o;
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const struct obj_symbol *s = &o->syms[i];
+		if (strcmp(s->section, "*UND*") || policy_symbol_allowed(s->name))
+			continue;
+		struct strbuf msg = STRBUF_INIT;
+		const char *rule = "symbol-allowlist", *why = NULL;
+		char *at = strchr(s->name, '@');
+		if (at) {
+			strbuf_addf(&msg, "the object code references '%.200s', a versioned symbol "
+				    "(.symver)", s->name);
+			why = "a kernel may not pick library symbols by version";
+		} else {
+			strbuf_addf(&msg, "the object code %s '%.200s'",
+				    s->bind == 'w' ? "has a weak reference to" : "references",
+				    shown(s));
+			if (s->plain && strcmp(s->plain, s->name))
+				strbuf_addf(&msg, " (%.200s)", s->name);
+			const char *r2;
+			why = known_why(s->name, &r2);
+		}
+		where_used(o, s->name, &msg);
+		int line = line_note(x, s, s->name, &msg);
+		strbuf_addf(&msg, ", which is not on the allowlist: %s", why ? why : WHY_ALLOWLIST);
+		add_at(rep, line, rule, &msg);
+	}
+}
+
+static void check_syscalls(const struct objctx *x, struct policy_report *rep)
+{
+	const struct obj_info *o = x->o;
+	for (size_t i = 0; i < o->ninsns; i++) {
+		const struct obj_insn *in = &o->insns[i];
+		const struct obj_symbol *f = find_symbol(o, in->function);
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addf(&msg, "host code in '%.160s' contains a '%s' instruction (at %s+0x%llx)",
+			    f ? shown(f) : in->function, in->text, in->section, in->offset);
+		int via_asm, line = source_line(x, NULL, "sys", &via_asm);
+		if (!line)
+			line = source_line(x, NULL, "int", &via_asm);
+		if (!line)
+			line = source_line(x, NULL, ".byte", &via_asm);
+		strbuf_addstr(&msg, ": a kernel makes no system calls; asm is for PTX in device code");
+		add_at(rep, line, "no-syscall", &msg);
+	}
+}
+
+static void check_definitions(const struct objctx *x, struct policy_report *rep)
+{
+	const struct obj_info *o = x->o;
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const struct obj_symbol *s = &o->syms[i];
+		if (!strcmp(s->section, "*UND*") || s->bind == 'l' || s->kind == 'd' || s->kind == 'f')
+			continue;
+		struct strbuf msg = STRBUF_INIT;
+		if (strchr(s->name, '@'))
+			strbuf_addf(&msg, "the kernel defines '%.200s', a versioned symbol (.symver): "
+				    "a kernel may not stand in for library symbols", s->name);
+		else if (s->kind == 'i')
+			strbuf_addf(&msg, "the kernel defines '%.200s' as an indirect function (ifunc): "
+				    "its resolver runs while the kernel is loaded", shown(s));
+		else if (is_reserved_definition(s->name) ||
+			 ((starts_with(s->name, "_ZSt") || starts_with(s->name, "_ZNSt") ||
+			   starts_with(s->name, "_ZNKSt")) && s->bind != 'w'))
+			strbuf_addf(&msg, "the kernel defines '%.200s', a name of the C, C++ or CUDA "
+				    "libraries (an alias, an asm label or a definition of its own): "
+				    "a kernel may not stand in for library functions", shown(s));
+		else
+			continue;
+		char *ident = base_identifier(shown(s));
+		int via_asm, line = source_line(x, ident, s->name, &via_asm);
+		free(ident);
+		add_at(rep, line, "no-interposing", &msg);
+	}
+}
+
+/* Every entry of .init_array (and the like) must be the compiler's: nvcc's registration of
+ * the kernels, or g++'s initialization of globals, which is checked like any other code. */
+static void check_load_time(const struct objctx *x, struct policy_report *rep)
+{
+	const struct obj_info *o = x->o;
+	static const char *tables[] = { ".init_array", ".fini_array", ".preinit_array", ".ctors",
+					".dtors" };
+	for (size_t i = 0; i < o->nrelocs; i++) {
+		const struct obj_reloc *r = &o->relocs[i];
+		size_t t = 0;
+		while (t < ARRAY_SIZE(tables) && !starts_with(r->section, tables[t]))
+			t++;
+		if (t == ARRAY_SIZE(tables))
+			continue;
+		const struct obj_symbol *f = find_symbol(o, r->target);
+		if (!f) /* section-relative: the function at that offset */
+			f = function_at(o, r->target, (unsigned long long)r->addend);
+		const char *name = f ? f->name : r->target;
+		if (!strcmp(r->section, ".init_array") &&
+		    (!strcmp(name, "_ZL24__sti____cudaRegisterAllv") ||
+		     starts_with(name, "_GLOBAL__sub_I_")))
+			continue;
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addf(&msg, "'%.160s' runs when the kernel is %s (an entry of %s: "
+			    "__attribute__((constructor)) or the like)", f ? shown(f) : name,
+			    t == 1 || t == 4 ? "unloaded" : "loaded", r->section);
+		char *ident = base_identifier(f ? shown(f) : name);
+		int via_asm, line = source_line(x, ident, NULL, &via_asm);
+		free(ident);
+		strbuf_addstr(&msg, ": a kernel's code runs inside cutegen_launch, where the runner "
+				    "calls and times it");
+		add_at(rep, line, "no-load-time-code", &msg);
+	}
+}
+
+int policy_check_object(const struct obj_info *o, const char *source, size_t len,
+			struct policy_report *rep)
+{
+	size_t before = rep->nr + rep->dropped;
+	if (o->error) {
+		add(rep, 0, "object-check",
+		    xasprintf("the kernel's object code could not be checked: %s", o->error));
+		return (int)(rep->nr + rep->dropped - before);
+	}
+	struct objctx x = { o, { 0 }, { NULL, 0, 0 } };
+	clean_source(source ? source : "", source && len <= POLICY_MAX_SOURCE ? len : 0, &x.c);
+	tokenize(&x.c, &x.t);
+	check_undefined(&x, rep);
+	check_syscalls(&x, rep);
+	check_definitions(&x, rep);
+	check_load_time(&x, rep);
+	free(x.t.v);
+	free(x.c.text);
+	free(x.c.line);
+	free(x.c.lit);
+	return (int)(rep->nr + rep->dropped - before);
 }

@@ -58,4 +58,84 @@ struct policy_rule {
 };
 extern const struct policy_rule policy_rules[];
 
+/*
+ * The object-code check: what the candidate's compiled host object (kernel.o, before the CUDA
+ * runtime is linked in) references and defines, read from objdump's output. The source scan
+ * above reads text, which an asm label assembled from two literals, a parenthesized name or a
+ * weak reference slips past; the symbol table does not lie about what the code will call.
+ * build.c runs the tools and calls these; docs/policy.md lists the allowlist and why.
+ *
+ * Usage:
+ *   1. struct obj_info o = OBJ_INFO_INIT;
+ *   2. policy_parse_objdump(text of `objdump -wtr kernel.o`, &o) and
+ *      policy_parse_disasm(text of `objdump -wd --no-show-raw-insn kernel.o`, &o): 0, or -1
+ *      with o.error set (the check then rejects the object: what cannot be read is not
+ *      admitted);
+ *   3. optionally set o.syms[i].plain to the demangled name (c++filt) for messages;
+ *   4. policy_check_object(&o, source, len, &rep) appends the violations to rep;
+ *   5. obj_info_release(&o).
+ */
+struct obj_symbol {
+	char *name;          /* as in the object: a C name or a mangled C++ name */
+	char *plain;         /* demangled, or NULL (then name is shown) */
+	char *section;       /* "*UND*" when undefined, "*COM*", ".text", ... */
+	unsigned long long value, size;
+	char bind;           /* 'l' local, 'g' global, 'u' unique, 'w' weak, ' ' none */
+	char kind;           /* 'F' function, 'O' object, 'd' section, 'f' file, 'i' ifunc, ' ' */
+};
+
+struct obj_reloc {
+	char *section;       /* the section the relocation patches: ".text", ".init_array" */
+	unsigned long long offset;
+	char *target;        /* a symbol's name or a section's name */
+	long long addend;
+};
+
+/* A syscall-type instruction found in host code. */
+struct obj_insn {
+	char *section;
+	char *function;      /* the symbol objdump names the code after */
+	unsigned long long offset;
+	char *text;          /* "syscall", "sysenter", "int $0x80" */
+};
+
+struct obj_info {
+	struct obj_symbol *syms;
+	size_t nsyms, asyms;
+	struct obj_reloc *relocs;
+	size_t nrelocs, arelocs;
+	struct obj_insn *insns;
+	size_t ninsns, ainsns;
+	char *error;         /* why the output could not be read; NULL when it could */
+};
+
+#define OBJ_INFO_INIT { 0 }
+
+/* Parses the symbol table and relocation records of `objdump -wtr`; -1 sets o->error. */
+int policy_parse_objdump(const char *text, size_t len, struct obj_info *o);
+/* Keeps the syscall-type instructions of `objdump -wd --no-show-raw-insn`; -1 sets o->error. */
+int policy_parse_disasm(const char *text, size_t len, struct obj_info *o);
+void obj_info_release(struct obj_info *o);
+
+/*
+ * Whether the candidate's object may reference this (undefined) symbol: the id of the
+ * allowlist group it is in ("cuda-launch", "libm", "c++-runtime", ...), or NULL.
+ */
+const char *policy_symbol_allowed(const char *name);
+
+/*
+ * The violations of the object: undefined symbols off the allowlist (weak ones too),
+ * syscall-type instructions, definitions of library names, symbol versions, indirect
+ * functions, constructors other than the compiler's own. Each names the symbol, the function
+ * referencing it and, when the source shows it, the line. Returns the count appended.
+ */
+int policy_check_object(const struct obj_info *o, const char *source, size_t len,
+			struct policy_report *rep);
+
+/* Whether a rule id is one of the object check's (the rest are the source scan's). */
+int policy_rule_is_object(const char *rule);
+
+/* A text that changes whenever the object check's rules change (hashed into build keys). */
+const char *policy_object_rules_version(void);
+
 #endif

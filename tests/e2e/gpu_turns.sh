@@ -36,6 +36,13 @@ echo "E \$(date +%s%N)" >>"$T/evals.log"
 printf '{"verdict":"pass","message":"","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' >"\$out"
 SH
 chmod +x "$T/bin/nvcc" "$T/bin/cutegen-runner"
+# The fake nvcc's object is empty: a fake objdump gives the object check a clean symbol table.
+cat >"$T/bin/objdump" <<'SH'
+#!/usr/bin/env bash
+[ "$1" = -wtr ] && printf '\nSYMBOL TABLE:\n0000000000000000 g     F .text\t0000000000000010 cutegen_launch\n'
+exit 0
+SH
+chmod +x "$T/bin/objdump"
 export PATH="$T/bin:$PATH" CUTEGEN_RUNNER="$T/bin/cutegen-runner"
 printf 'kb1/19_relu\nkb1/20_leaky_relu\nkb1/21_sigmoid\nkb1/22_tanh\n' >"$T/list.txt"
 

@@ -47,10 +47,26 @@ TEST(build_argv_is_the_documented_command)
 	struct strbuf sb = STRBUF_INIT;
 	for (char **a = argv; *a; a++)
 		strbuf_addf(&sb, "%s%s", a == argv ? "" : " ", *a);
-	CHECK_STR(sb.buf, "/opt/nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode "
+	CHECK_STR(sb.buf, "/opt/nvcc -std=c++17 -O3 -Xcompiler -fPIC -gencode "
 			  "arch=compute_90a,code=sm_90a -I/c/include -I/abi --expt-relaxed-constexpr "
-			  "-DNDEBUG -lineinfo -Xptxas -v -o kernel.so kernel.cu");
+			  "-DNDEBUG -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1 -lineinfo -Xptxas -v "
+			  "-c -o kernel.o kernel.cu");
 	build_argv_free(argv);
+	/* the link of the admitted object; -lcuda only for the TMA encoders */
+	for (int driver = 0; driver < 2; driver++) {
+		argv = build_link_argv(&o, driver, &err);
+		CHECK(argv != NULL);
+		strbuf_reset(&sb);
+		for (char **a = argv; *a; a++)
+			strbuf_addf(&sb, "%s%s", a == argv ? "" : " ", *a);
+		CHECK_STR(sb.buf, driver ? "/opt/nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC "
+					   "-gencode arch=compute_90a,code=sm_90a -Xptxas -v -o "
+					   "kernel.so kernel.o -lcuda"
+					 : "/opt/nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC "
+					   "-gencode arch=compute_90a,code=sm_90a -Xptxas -v -o "
+					   "kernel.so kernel.o");
+		build_argv_free(argv);
+	}
 	o.arch = "sm_9x";
 	CHECK(build_argv(&o, "/c", "/a", &err) == NULL);
 	CHECK_HAS(err, "arch 'sm_9x' is not a GPU architecture nvcc knows");
@@ -64,23 +80,23 @@ TEST(build_cache_key_covers_every_input)
 	const char *argv2[] = { "nvcc", "-O2", "kernel.cu", NULL };
 	const char *argv3[] = { "nvcc", "-O", "3kernel.cu", NULL };
 	char k0[65], k[65];
-	build_cache_key("src", 3, argv1, "v13.0", "4.2.0", "abi", k0);
+	build_cache_key("src", 3, argv1, "v13.0", "4.2.0", "abi", "rules", k0);
 	CHECK_INT(strlen(k0), 64);
-	build_cache_key("src", 3, argv1, "v13.0", "4.2.0", "abi", k);
+	build_cache_key("src", 3, argv1, "v13.0", "4.2.0", "abi", "rules", k);
 	CHECK_STR(k, k0);
-	build_cache_key("srd", 3, argv1, "v13.0", "4.2.0", "abi", k);
+	build_cache_key("srd", 3, argv1, "v13.0", "4.2.0", "abi", "rules", k);
 	CHECK(strcmp(k, k0));
-	build_cache_key("src", 3, argv2, "v13.0", "4.2.0", "abi", k);
+	build_cache_key("src", 3, argv2, "v13.0", "4.2.0", "abi", "rules", k);
 	CHECK(strcmp(k, k0));
-	build_cache_key("src", 3, argv3, "v13.0", "4.2.0", "abi", k); /* same bytes, other split */
+	build_cache_key("src", 3, argv3, "v13.0", "4.2.0", "abi", "rules", k); /* same bytes, other split */
 	CHECK(strcmp(k, k0));
-	build_cache_key("src", 3, argv1, "v13.1", "4.2.0", "abi", k);
+	build_cache_key("src", 3, argv1, "v13.1", "4.2.0", "abi", "rules", k);
 	CHECK(strcmp(k, k0));
-	build_cache_key("src", 3, argv1, "v13.0", "4.3.0", "abi", k);
+	build_cache_key("src", 3, argv1, "v13.0", "4.3.0", "abi", "rules", k);
 	CHECK(strcmp(k, k0));
-	build_cache_key("src", 3, argv1, "v13.0", "4.2.0", "abi2", k);
+	build_cache_key("src", 3, argv1, "v13.0", "4.2.0", "abi2", "rules", k);
 	CHECK(strcmp(k, k0));
-	build_cache_key("src\0x", 5, argv1, "v13.0", "4.2.0", "abi", k); /* bytes past a NUL */
+	build_cache_key("src\0x", 5, argv1, "v13.0", "4.2.0", "abi", "rules", k); /* bytes past a NUL */
 	CHECK(strcmp(k, k0));
 }
 
@@ -98,11 +114,14 @@ TEST(build_default_cache_dir_follows_xdg)
 }
 
 /*
- * A fake nvcc: answers --version, appends a line to runs for each compile, and behaves by what
- * kernel.cu contains: SLEEP sleeps 5 s, BROKEN fails with a front-end error, else kernel.so.
+ * A fake nvcc: answers --version, appends a line to runs for each compile (-c), and behaves
+ * by what kernel.cu contains: SLEEP sleeps 5 s, BROKEN fails with a front-end error, else
+ * kernel.o (a copy of the source); the link makes kernel.so and appends to links. A fake
+ * objdump prints a symbol table that references open when the object holds EVIL, and a
+ * syscall instruction when it holds SYSCALL.
  */
 struct fake {
-	char nvcc[512], cutlass[512], cache[512], runs[512];
+	char nvcc[512], cutlass[512], cache[512], runs[512], objdump[512], links[512];
 };
 
 static void fake_setup(struct fake *f)
@@ -119,20 +138,42 @@ static void fake_setup(struct fake *f)
 	free(p);
 	test_write_file("cutlass/include/cute/tensor.hpp", "// fake\n");
 	test_write_file("cutlass/include/cutlass/version.h", "#define CUTLASS_MAJOR 9\n");
+	snprintf(f->links, sizeof(f->links), "%s/links", t);
 	char *script = xasprintf(
 		"#!/bin/sh\n"
 		"if [ \"$1\" = --version ]; then echo 'fake nvcc, release 99.9'; exit 0; fi\n"
+		"case \" $* \" in *' -c '*) ;; *) echo \"$*\" >> '%s'; echo ELF > kernel.so; "
+		"exit 0;; esac\n"
 		"echo \"$PWD $TMPDIR\" >> '%s'\n"
 		"if grep -q SLEEP kernel.cu; then sleep 5; fi\n"
 		"if grep -q BROKEN kernel.cu; then\n"
 		"  echo 'kernel.cu(2): error: identifier \"BROKEN\" is undefined'\n"
 		"  echo '    BROKEN;'\n  echo '    ^'\n  echo\n"
 		"  echo '1 error detected in the compilation of \"kernel.cu\".'\n  exit 2\nfi\n"
-		"echo ELF > kernel.so\n",
-		f->runs);
+		"cp kernel.cu kernel.o\n",
+		f->links, f->runs);
 	snprintf(f->nvcc, sizeof(f->nvcc), "%s", test_write_file("nvcc", script));
 	free(script);
 	chmod(f->nvcc, 0755);
+	snprintf(f->objdump, sizeof(f->objdump), "%s", test_write_file("objdump",
+		"#!/bin/sh\n"
+		"[ -f kernel.o ] || exit 1\n"
+		"if [ \"$1\" = -wtr ]; then\n"
+		"  printf '\\nkernel.o:     file format elf64-x86-64\\n\\nSYMBOL TABLE:\\n'\n"
+		"  printf '0000000000000000 g     F .text\\t0000000000000040 cutegen_launch\\n'\n"
+		"  printf '0000000000000000         *UND*\\t0000000000000000 cudaPeekAtLastError\\n'\n"
+		"  grep -q EVIL kernel.o && "
+		"printf '0000000000000000         *UND*\\t0000000000000000 open\\n'\n"
+		"  printf '\\nRELOCATION RECORDS FOR [.text]:\\nOFFSET           TYPE              VALUE\\n'\n"
+		"  grep -q EVIL kernel.o && "
+		"printf '0000000000000010 R_X86_64_PLT32    open-0x0000000000000004\\n'\n"
+		"  exit 0\n"
+		"fi\n"
+		"printf '\\nDisassembly of section .text:\\n\\n0000000000000000 <cutegen_launch>:\\n'\n"
+		"printf '   0:\\tsub    $0x8,%%rsp\\n'\n"
+		"grep -q SYSCALL kernel.o && printf '   4:\\tsyscall\\n'\n"
+		"exit 0\n"));
+	chmod(f->objdump, 0755);
 }
 
 static int runs(const struct fake *f)
@@ -152,6 +193,8 @@ static struct build_opts fake_opts(const struct fake *f)
 	o.nvcc = f->nvcc;
 	o.cutlass_include = f->cutlass;
 	o.cache_dir = f->cache;
+	o.objdump = f->objdump;
+	o.cxxfilt = "cat";
 	return o;
 }
 
@@ -242,6 +285,85 @@ TEST(build_failure_is_parsed_and_cached)
 		build_result_release(&r);
 	}
 	CHECK_INT(runs(&f), 1);
+}
+
+static int count_lines(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int n = 0;
+	if (!strbuf_read_file(&sb, path, 0))
+		for (size_t i = 0; i < sb.len; i++)
+			n += sb.buf[i] == '\n';
+	strbuf_release(&sb);
+	return n;
+}
+
+TEST(build_object_check_rejects_before_linking_and_caches_the_verdict)
+{
+	struct fake f;
+	fake_setup(&f);
+	struct build_opts o = fake_opts(&f);
+	struct build_result r = BUILD_RESULT_INIT;
+	char *err = NULL;
+	const char *src = "// EVIL\nextern \"C\" int cg_o(const char *, int) __asm__(\"op\" \"en\");\n";
+	for (int round = 0; round < 2; round++) {
+		CHECK_INT(build_kernel(&o, src, strlen(src), &r, &err), 0);
+		CHECK_INT(r.ok, 0);
+		CHECK_INT(r.rejected, 1);
+		CHECK_INT(r.cache_hit, round);
+		CHECK(r.so_path == NULL);
+		CHECK_INT((int)r.symbols.nr, 1);
+		CHECK_STR(r.symbols.items[0].rule, "symbol-allowlist");
+		CHECK_HAS(r.symbols.items[0].message, "references 'open' (referenced from cutegen_launch)");
+		/* the asm label is found although no identifier "open" is in the source */
+		CHECK_INT(r.symbols.items[0].line, 2);
+		build_result_release(&r);
+	}
+	CHECK_INT(runs(&f), 1);
+	CHECK_INT(count_lines(f.links), 0); /* never linked */
+
+	/* build_checked turns it into the policy's verdict */
+	struct policy_report pol = POLICY_REPORT_INIT;
+	const char *ok_src = "// EVIL\n#include <cutegen/kernel_abi.h>\nCUTEGEN_DECLARE_ABI();\n"
+			     "CUTEGEN_KERNEL int cutegen_launch(const DLTensor *i, int ni, DLTensor *o, "
+			     "int no, const double *s, int ns, void *w, size_t wb, cudaStream_t st) "
+			     "{ return 0; }\n";
+	CHECK_INT(build_checked(&o, ok_src, strlen(ok_src), &pol, &r, &err), CG_REJECTED);
+	CHECK_INT((int)pol.nr, 1);
+	CHECK_HAS(pol.items[0].message, "'open'");
+	policy_report_release(&pol);
+	build_result_release(&r);
+
+	/* a syscall instruction in host code */
+	const char *sys = "// SYSCALL\n";
+	CHECK_INT(build_kernel(&o, sys, strlen(sys), &r, &err), 0);
+	CHECK_INT(r.rejected, 1);
+	CHECK_STR(r.symbols.items[0].rule, "no-syscall");
+	CHECK_HAS(r.symbols.items[0].message, "'cutegen_launch' contains a 'syscall' instruction");
+	build_result_release(&r);
+
+	/* a clean object is linked; without the check the evil one is too (another key) */
+	const char *clean = "__global__ void k() {}\n";
+	CHECK_INT(build_kernel(&o, clean, strlen(clean), &r, &err), 0);
+	CHECK_INT(r.ok, 1);
+	CHECK_INT(r.rejected, 0);
+	CHECK(file_exists(r.so_path));
+	build_result_release(&r);
+	o.no_symbol_check = 1;
+	CHECK_INT(build_kernel(&o, src, strlen(src), &r, &err), 0);
+	CHECK_INT(r.ok, 1);
+	CHECK_INT(r.cache_hit, 0);
+	build_result_release(&r);
+	CHECK_INT(count_lines(f.links), 2);
+
+	/* no objdump: an environment error, nothing cached */
+	o.no_symbol_check = 0;
+	o.objdump = "/nonexistent/objdump";
+	const char *other = "// other\n";
+	CHECK_INT(build_kernel(&o, other, strlen(other), &r, &err), CG_ENV);
+	CHECK_HAS(err, "install binutils");
+	free(err);
+	err = NULL;
 }
 
 TEST(build_deadline_kills_and_is_not_cached)
@@ -344,7 +466,7 @@ TEST(build_concurrent_processes_share_one_entry)
 	CHECK_INT(build_kernel(&o, "same", 4, &r, &err), 0);
 	CHECK_INT(r.cache_hit, 1);
 	char *entry_parent = xasprintf("%s/%.2s", f.cache, r.key);
-	CHECK_INT(count_entries(entry_parent), 1 + 4); /* KEY/ with kernel.cu .so log result */
+	CHECK_INT(count_entries(entry_parent), 1 + 5); /* KEY/: kernel.cu .so log result symbols */
 	free(entry_parent);
 	char *tmp = xasprintf("%s/tmp", f.cache);
 	CHECK_INT(count_entries(tmp), 0);
