@@ -1343,6 +1343,8 @@ static int source_line(const struct objctx *x, const char *ident, const char *jo
 				return x->t.v[i].line;
 	if (!joined || !*joined)
 		return 0;
+	/* an asm label spelling exactly the name first, then any asm string containing it */
+	for (int exact = 1; exact >= 0; exact--)
 	for (size_t i = 0; i < x->t.nr; i++) {
 		if (!tok_is(&x->t, i, "asm") && !tok_is(&x->t, i, "__asm__") && !tok_is(&x->t, i, "__asm"))
 			continue;
@@ -1356,7 +1358,7 @@ static int source_line(const struct objctx *x, const char *ident, const char *jo
 			if (x->c.lit[p] && lit.len < 65536)
 				strbuf_addch(&lit, x->c.text[p]);
 		}
-		int hit = lit.len && strstr(lit.buf, joined) != NULL;
+		int hit = lit.len && (exact ? !strcmp(lit.buf, joined) : strstr(lit.buf, joined) != NULL);
 		strbuf_release(&lit);
 		if (hit) {
 			*via_asm = 1;
@@ -1366,10 +1368,21 @@ static int source_line(const struct objctx *x, const char *ident, const char *jo
 	return 0;
 }
 
+/* OS names the source scan's table lacks (a kernel may neither call nor define them). */
+static const char *const reserved_names[] = {
+	"read", "write", "close", "pread", "pwrite", "lseek", "dup", "dup2", "dup3", "pipe",
+	"getpid", "raise", "environ", "__environ", "stdout", "stderr", "stdin",
+	"program_invocation_name", "program_invocation_short_name",
+};
 /* The why of the source scan's table for a C name, if it has one. */
 static const char *known_why(const char *name, const char **rule)
 {
 	size_t n = strlen(name);
+	for (size_t i = 0; i < ARRAY_SIZE(reserved_names); i++)
+		if (!strcmp(name, reserved_names[i])) {
+			*rule = "no-os";
+			return WHY_OS;
+		}
 	for (size_t r = 0; r < ARRAY_SIZE(names); r++) {
 		size_t k = strlen(names[r].name);
 		int hit = 0;
@@ -1395,13 +1408,7 @@ static const char *known_why(const char *name, const char **rule)
 	return NULL;
 }
 
-/* Names a kernel must not define: the OS calls the source scan's table lacks, and prefixes
- * of the libraries in the runner's process. */
-static const char *const reserved_names[] = {
-	"read", "write", "close", "pread", "pwrite", "lseek", "dup", "dup2", "dup3", "pipe",
-	"getpid", "raise", "environ", "__environ", "stdout", "stderr", "stdin",
-	"program_invocation_name", "program_invocation_short_name",
-};
+/* Prefixes of the libraries in the runner's process: a kernel defines no such name. */
 static const char *const reserved_prefixes[] = {
 	"cuda", "__cuda", "__libc_", "_dl_", "__cxa_", "__gxx_", "_Unwind_", "pthread_", "dl",
 	"__nv_", "_Znw", "_Zna", "_Zdl", "_Zda",
@@ -1433,15 +1440,12 @@ static void add_at(struct policy_report *rep, int line, const char *rule, struct
 	add(rep, line, rule, strbuf_detach(msg, NULL));
 }
 
-/* " (line 7: the asm label assembled from string literals)" etc., when the source shows it */
-static int line_note(const struct objctx *x, const struct obj_symbol *s, const char *name,
-		     struct strbuf *msg)
+/* The line where the source shows a symbol; *via_asm when only an asm string does. */
+static int line_of(const struct objctx *x, const struct obj_symbol *s, const char *name,
+		   int *via_asm)
 {
 	char *ident = base_identifier(s ? shown(s) : name);
-	int via_asm, line = source_line(x, ident, name, &via_asm);
-	if (line && via_asm)
-		strbuf_addstr(msg, "; the source names it in an asm string (an asm label or inline "
-				   "assembly)");
+	int line = source_line(x, ident, name, via_asm);
 	free(ident);
 	return line;
 }
@@ -1470,8 +1474,11 @@ static void check_undefined(const struct objctx *x, struct policy_report *rep)
 			why = known_why(s->name, &r2);
 		}
 		where_used(o, s->name, &msg);
-		int line = line_note(x, s, s->name, &msg);
+		int via_asm, line = line_of(x, s, s->name, &via_asm);
 		strbuf_addf(&msg, ", which is not on the allowlist: %s", why ? why : WHY_ALLOWLIST);
+		if (line && via_asm)
+			strbuf_addstr(&msg, " (the source spells the name only in an asm string: an "
+					    "asm label or inline assembly)");
 		add_at(rep, line, rule, &msg);
 	}
 }

@@ -259,3 +259,260 @@ TEST(policy_malformed_input_never_crashes)
 	policy_report_release(&rep);
 	strbuf_release(&src);
 }
+
+/* ---- the object check ---- */
+
+TEST(policy_symbol_allowlist_groups)
+{
+	static const struct {
+		const char *name, *group;
+	} cases[] = {
+		{ "cudaLaunchKernel", "cuda-launch" },
+		{ "__cudaRegisterFunction", "cuda-launch" },
+		{ "cudaLaunchKernelExC", "cuda-launch" },
+		{ "cudaOccupancyMaxActiveClusters", "cuda-query" },
+		{ "cudaDeviceGetAttribute", "cuda-query" },
+		{ "cudaPeekAtLastError", "cuda-error" },
+		{ "cudaMemsetAsync", "cuda-async" },
+		{ "cuTensorMapEncodeTiled", "tma-descriptor" },
+		{ "sinf", "libm" },
+		{ "expl", "libm" },
+		{ "sqrt", "libm" },
+		{ "memcpy", "libc-memory" },
+		{ "__memcpy_chk", "libc-memory" },
+		{ "__printf_chk", "stdio" },
+		{ "puts", "stdio" },
+		{ "_ZNSo3putEc", "stdio" },
+		{ "_ZSt4cerr", "stdio" },
+		{ "__cxa_guard_acquire", "c++-runtime" },
+		{ "_ZSt16__throw_bad_castv", "c++-runtime" },
+		{ "_ZNSt8ios_base4InitC1Ev", "c++-runtime" },
+		{ "atexit", "c++-runtime" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *g = policy_symbol_allowed(cases[i].name);
+		if (!g || strcmp(g, cases[i].group)) {
+			test_fail(__FILE__, __LINE__, "'%s' is in group %s, want %s", cases[i].name,
+				  g ? g : "(none)", cases[i].group);
+			return;
+		}
+	}
+	/* what the policy forbids, and names that only look like allowed ones */
+	static const char *refused[] = {
+		"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaStreamCreate",
+		"cudaStreamCreateWithFlags", "cudaEventCreate", "cudaEventRecord", "cudaEventQuery",
+		"cudaStreamQuery", "cudaMalloc", "cudaMallocAsync", "cudaFree", "cudaMemcpy",
+		"cudaMemset", "cudaLaunchHostFunc", "cudaGetDriverEntryPoint",
+		"cudaGetDriverEntryPointByVersion", "cudaSetDevice", "cudaDeviceReset",
+		"cuCtxSynchronize", "cuLaunchKernel", "cublasLtMatmul", "cublasSgemm", "open",
+		"write", "_exit", "exit", "getenv", "dlsym", "dlopen", "syscall", "fopen", "malloc",
+		"free", "_Znwm", "_ZdlPv", "_Znam", "environ", "__open_chk", "__fprintf_chk",
+		"memcpy@GLIBC_2.2.5", "sinx", "sinff", "_ZSt4cin", "__cudaRegisterManagedVar", "",
+		"stderr", "fprintf", "pthread_create",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
+		if (policy_symbol_allowed(refused[i])) {
+			test_fail(__FILE__, __LINE__, "'%s' is allowed (%s)", refused[i],
+				  policy_symbol_allowed(refused[i]));
+			return;
+		}
+	CHECK(policy_symbol_allowed(NULL) == NULL);
+	CHECK(policy_rule_is_object("symbol-allowlist"));
+	CHECK(!policy_rule_is_object("no-sync"));
+	CHECK_HAS(policy_object_rules_version(), "cuda-launch:cudaLaunchKernel;");
+}
+
+static void read_data(const char *name, struct strbuf *sb)
+{
+	char *p = xasprintf("tests/data/objdump/%s", name);
+	strbuf_reset(sb);
+	if (strbuf_read_file(sb, p, 0))
+		test_fail(__FILE__, __LINE__, "cannot read %s", p);
+	free(p);
+}
+
+static const struct obj_symbol *sym(const struct obj_info *o, const char *name)
+{
+	for (size_t i = 0; i < o->nsyms; i++)
+		if (!strcmp(o->syms[i].name, name))
+			return &o->syms[i];
+	return NULL;
+}
+
+TEST(policy_parse_objdump_reads_symbols_and_relocations)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct obj_info o = OBJ_INFO_INIT;
+	read_data("bad.txt", &sb);
+	CHECK_INT(policy_parse_objdump(sb.buf, sb.len, &o), 0);
+	CHECK(o.error == NULL);
+	CHECK_INT((int)o.nsyms, 19);
+	const struct obj_symbol *s = sym(&o, "_ZN6kernel5scaleEPKfPflf"); /* after ".hidden " */
+	CHECK(s != NULL);
+	CHECK_STR(s->section, ".text");
+	CHECK_INT((int)s->value, 0x10);
+	CHECK_INT((int)s->size, 0x12b);
+	CHECK_INT(s->bind, 'g');
+	CHECK_INT(s->kind, 'F');
+	CHECK_INT(sym(&o, "environ")->bind, 'w');
+	CHECK_STR(sym(&o, "environ")->section, "*UND*");
+	CHECK_INT(sym(&o, "fast_copy")->kind, 'i');
+	CHECK_INT(sym(&o, ".text.startup")->kind, 'd');
+	CHECK_STR(sym(&o, "g_table")->section, "*COM*");
+	CHECK(sym(&o, "memcpy@GLIBC_2.2.5") != NULL);
+	/* relocations: the NONE one has no target and is dropped */
+	CHECK_INT((int)o.nrelocs, 9);
+	CHECK_STR(o.relocs[0].section, ".text");
+	CHECK_STR(o.relocs[0].target, "cublasLtMatmul");
+	CHECK_INT((int)o.relocs[0].offset, 0x280);
+	CHECK_INT((int)o.relocs[0].addend, -4);
+	CHECK_STR(o.relocs[5].section, ".init_array");
+	CHECK_STR(o.relocs[5].target, ".text.startup");
+	CHECK_INT((int)o.relocs[5].addend, 0);
+	CHECK_STR(o.relocs[6].target, ".text.startup");
+	CHECK_INT((int)o.relocs[6].addend, 0x70);
+	obj_info_release(&o);
+
+	/* a real object of nvcc's */
+	read_data("clean_scalar_mul.txt", &sb);
+	CHECK_INT(policy_parse_objdump(sb.buf, sb.len, &o), 0);
+	CHECK(sym(&o, "cutegen_launch") != NULL);
+	CHECK(sym(&o, "__cudaRegisterFatBinary") != NULL);
+	obj_info_release(&o);
+	strbuf_release(&sb);
+}
+
+TEST(policy_parse_objdump_refuses_what_it_cannot_read)
+{
+	static const char *bad[] = {
+		"",
+		"kernel.o:     file format elf64-x86-64\n",
+		"SYMBOL TABLE:\nthis is not a symbol line at all\n",
+		"SYMBOL TABLE:\n0000000000000000 g     F .text\n",
+		"SYMBOL TABLE:\n000000000000000g g     F .text\t0000000000000001 f\n",
+		"SYMBOL TABLE:\n0000000000000000 g     F .text\t0000000000000001 \n",
+		"SYMBOL TABLE:\n\nRELOCATION RECORDS FOR [.text]:\nzz R_X86_64_64 f\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct obj_info o = OBJ_INFO_INIT;
+		if (policy_parse_objdump(bad[i], strlen(bad[i]), &o) != -1 || !o.error) {
+			test_fail(__FILE__, __LINE__, "accepted case %zu", i);
+			obj_info_release(&o);
+			return;
+		}
+		/* an unreadable object is refused, never admitted */
+		struct policy_report rep = POLICY_REPORT_INIT;
+		CHECK_INT(policy_check_object(&o, "", 0, &rep), 1);
+		CHECK_STR(rep.items[0].rule, "object-check");
+		CHECK_HAS(rep.items[0].message, "could not be checked");
+		policy_report_release(&rep);
+		obj_info_release(&o);
+	}
+}
+
+TEST(policy_parse_disasm_finds_system_calls)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct obj_info o = OBJ_INFO_INIT;
+	read_data("bad_disasm.txt", &sb);
+	CHECK_INT(policy_parse_disasm(sb.buf, sb.len, &o), 0);
+	/* syscall, int $0x80 and sysenter; not int3, $0x80 as an operand or a label's name */
+	CHECK_INT((int)o.ninsns, 3);
+	CHECK_STR(o.insns[0].text, "syscall");
+	CHECK_STR(o.insns[0].function, "cutegen_launch");
+	CHECK_STR(o.insns[0].section, ".text");
+	CHECK_INT((int)o.insns[0].offset, 0x27f);
+	CHECK_STR(o.insns[1].text, "int $0x80");
+	CHECK_STR(o.insns[2].text, "sysenter");
+	obj_info_release(&o);
+	read_data("clean_scalar_mul_disasm.txt", &sb);
+	CHECK_INT(policy_parse_disasm(sb.buf, sb.len, &o), 0);
+	CHECK_INT((int)o.ninsns, 0);
+	obj_info_release(&o);
+	strbuf_release(&sb);
+}
+
+/* Parses a pair of data files and checks them against source; returns the rendered report. */
+static int check_obj(const char *syms, const char *dis, const char *source, struct strbuf *out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct obj_info o = OBJ_INFO_INIT;
+	read_data(syms, &sb);
+	policy_parse_objdump(sb.buf, sb.len, &o);
+	read_data(dis, &sb);
+	policy_parse_disasm(sb.buf, sb.len, &o);
+	struct policy_report rep = POLICY_REPORT_INIT;
+	int n = policy_check_object(&o, source, strlen(source), &rep);
+	strbuf_reset(out);
+	policy_format(&rep, out);
+	policy_report_release(&rep);
+	obj_info_release(&o);
+	strbuf_release(&sb);
+	return n;
+}
+
+TEST(policy_check_object_admits_nvccs_own_output)
+{
+	struct strbuf src = STRBUF_INIT, out = STRBUF_INIT;
+	read_data("clean_scalar_mul.cu", &src);
+	CHECK_INT(check_obj("clean_scalar_mul.txt", "clean_scalar_mul_disasm.txt", src.buf, &out), 0);
+	CHECK_STR(out.buf ? out.buf : "", "");
+	strbuf_release(&src);
+	strbuf_release(&out);
+}
+
+TEST(policy_check_object_names_symbols_functions_and_lines)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *src = "#include <cutegen/kernel_abi.h>\n"
+			  "extern \"C\" int mm(void *) __asm__(\"cub\" \"lasLt\" \"Matmul\");\n"
+			  "extern \"C\" char **environ __attribute__((weak));\n"
+			  "extern \"C\" int open(const char *, int) { return -1; }\n";
+	int n = check_obj("bad.txt", "bad_disasm.txt", src, &out);
+	/* cublasLtMatmul, environ, memcpy@; 3 syscalls; open and fast_copy defined; grab and
+	 * the .fini_array entry */
+	CHECK_INT(n, 10);
+	CHECK_HAS(out.buf, "line 2: rule 'symbol-allowlist': the object code references "
+			   "'cublasLtMatmul' (referenced from cutegen_launch), which is not on the "
+			   "allowlist: the point is to write the kernel");
+	CHECK_HAS(out.buf, "(the source spells the name only in an asm string");
+	CHECK_HAS(out.buf, "line 3: rule 'symbol-allowlist': the object code has a weak reference "
+			   "to 'environ' (referenced from cutegen_launch)");
+	CHECK_HAS(out.buf, "'memcpy@GLIBC_2.2.5', a versioned symbol (.symver)");
+	CHECK_HAS(out.buf, "rule 'no-syscall': host code in 'cutegen_launch' contains a 'syscall' "
+			   "instruction (at .text+0x27f)");
+	CHECK_HAS(out.buf, "line 4: rule 'no-interposing': the kernel defines 'open'");
+	CHECK_HAS(out.buf, "'fast_copy' as an indirect function (ifunc)");
+	CHECK_HAS(out.buf, "rule 'no-load-time-code': '_ZL4grabv' runs when the kernel is loaded "
+			   "(an entry of .init_array");
+	CHECK_HAS(out.buf, "'cutegen_launch' runs when the kernel is unloaded (an entry of "
+			   ".fini_array");
+	/* allowed: sinf, atexit, nvcc's registration, g++'s initialization of globals, a
+	 * common symbol of the kernel's own */
+	CHECK(!strstr(out.buf, "sinf"));
+	CHECK(!strstr(out.buf, "'atexit'"));
+	CHECK(!strstr(out.buf, "__sti____cudaRegisterAll"));
+	CHECK(!strstr(out.buf, "_GLOBAL__sub_I_"));
+	CHECK(!strstr(out.buf, "g_table"));
+	strbuf_release(&out);
+}
+
+TEST(policy_check_object_uses_demangled_names)
+{
+	struct obj_info o = OBJ_INFO_INIT;
+	const char *text = "SYMBOL TABLE:\n"
+			   "0000000000000000 g     F .text\t0000000000000040 cutegen_launch\n"
+			   "0000000000000000         *UND*\t0000000000000000 _ZN3evil4openEPKc\n"
+			   "\nRELOCATION RECORDS FOR [.text]:\nOFFSET           TYPE              VALUE\n"
+			   "0000000000000008 R_X86_64_PLT32    _ZN3evil4openEPKc-0x0000000000000004\n";
+	CHECK_INT(policy_parse_objdump(text, strlen(text), &o), 0);
+	o.syms[1].plain = xstrdup("evil::open(char const*)");
+	const char *src = "namespace evil { int open(const char *); }\n"
+			  "int f() {\n  return evil::open(\"x\");\n}\n";
+	struct policy_report rep = POLICY_REPORT_INIT;
+	CHECK_INT(policy_check_object(&o, src, strlen(src), &rep), 1);
+	CHECK_INT(rep.items[0].line, 1); /* found by the base name "open" */
+	CHECK_HAS(rep.items[0].message, "references 'evil::open(char const*)' (_ZN3evil4openEPKc)");
+	policy_report_release(&rep);
+	obj_info_release(&o);
+}

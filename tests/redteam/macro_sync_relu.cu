@@ -1,0 +1,25 @@
+// CHEAT (a sync hidden behind a macro): a ReLU that ends with CUTE_CHECK_LAST() from cute/util/debug.hpp, an allowed header, whose expansion calls cudaDeviceSynchronize (and exit on an error); the source never names either. Expect: policy (the object check: 'cudaDeviceSynchronize', 'exit').
+#include <cute/util/debug.hpp>
+#include <cutegen/kernel_abi.h>
+
+CUTEGEN_DECLARE_ABI();
+
+static __global__ void relu_kernel(const float *x, float *y, int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTensor *outputs, int num_outputs,
+				  const double *scalars, int num_scalars, void *workspace, size_t workspace_bytes,
+				  cudaStream_t stream)
+{
+	if (num_inputs != 1 || num_outputs != 1 || inputs[0].dtype.code != kDLFloat || inputs[0].dtype.bits != 32)
+		return 1;
+	int64_t n = 1;
+	for (int d = 0; d < inputs[0].ndim; ++d)
+		n *= inputs[0].shape[d];
+	relu_kernel<<<1024, 256, 0, stream>>>((const float *)inputs[0].data, (float *)outputs[0].data, n);
+	CUTE_CHECK_LAST();
+	return 0;
+}
