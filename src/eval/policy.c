@@ -808,6 +808,7 @@ static const char *const g_cuda_launch[] = {
 	"__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "__cudaLaunchKernel",
 	"__cudaGetKernel", "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd",
 	"__cudaUnregisterFatBinary", "__cudaRegisterFunction", "__cudaRegisterVar",
+	"__cudaRegisterLinkedBinary_*", /* -rdc=true */
 	/* launching on the given stream, with attributes and clusters */
 	"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
 	"cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
@@ -834,6 +835,14 @@ static const char *const g_cuda_async[] = {
 static const char *const g_tma[] = {
 	"cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2colWide",
 	"cuTensorMapReplaceAddress", NULL,
+};
+/* pure arithmetic: libgcc's helpers (128-bit division, complex products) and glibc's
+ * classification functions behind isnan/isinf in host code */
+static const char *const g_arith[] = {
+	"__udivti3", "__divti3", "__umodti3", "__modti3", "__udivmodti4", "__muldc3", "__mulsc3",
+	"__divdc3", "__divsc3", "__popcountdi2", "__clzdi2", "__ctzdi2", "__powidf2", "__powisf2",
+	"__isnan", "__isnanf", "__isinf", "__isinff", "__finite", "__finitef", "__fpclassify",
+	"__fpclassifyf", "__signbit", "__signbitf", "__*_finite", NULL,
 };
 static const char *const g_libc[] = {
 	"memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strnlen", "strcmp",
@@ -862,7 +871,8 @@ static const char *const g_cxx[] = {
 static const struct sym_group sym_groups[] = {
 	{ "cuda-launch", g_cuda_launch }, { "cuda-query", g_cuda_query },
 	{ "cuda-error", g_cuda_error },   { "cuda-async", g_cuda_async },
-	{ "tma-descriptor", g_tma },      { "libc-memory", g_libc },
+	{ "tma-descriptor", g_tma },      { "arithmetic", g_arith },
+	{ "libc-memory", g_libc },
 	{ "stdio", g_stdio },             { "c++-runtime", g_cxx },
 };
 
@@ -951,6 +961,7 @@ const char *policy_object_rules_version(void)
 	static char *v;
 	if (!v) {
 		struct strbuf sb = STRBUF_INIT;
+		/* bump the tag when the check or its messages change: cached verdicts hold both */
 		strbuf_addstr(&sb, "object-check v1;");
 		for (size_t g = 0; g < ARRAY_SIZE(sym_groups); g++)
 			for (const char *const *p = sym_groups[g].patterns; *p; p++)

@@ -1,6 +1,7 @@
 /*
  * Policy check: what a candidate kernel's source may not do, judged statically before it is
- * compiled (docs/policy.md lists the rules and why each exists). It reads the text only:
+ * compiled (docs/policy.md lists the rules and why each exists), and, below, the object check
+ * of its compiled host code before it is linked. It reads the text only:
  * comments and the insides of string and character literals are ignored, line continuations
  * are joined, and every finding names the line of the original text where it starts.
  * Not for: catching everything. A determined source can hide a call from any static check;

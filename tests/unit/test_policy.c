@@ -288,6 +288,8 @@ TEST(policy_symbol_allowlist_groups)
 		{ "_ZSt16__throw_bad_castv", "c++-runtime" },
 		{ "_ZNSt8ios_base4InitC1Ev", "c++-runtime" },
 		{ "atexit", "c++-runtime" },
+		{ "__udivti3", "arithmetic" },
+		{ "__isnan", "arithmetic" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const char *g = policy_symbol_allowed(cases[i].name);
