@@ -1383,7 +1383,8 @@ static int source_line(const struct objctx *x, const char *ident, const char *jo
 static const char *const reserved_names[] = {
 	"read", "write", "close", "pread", "pwrite", "lseek", "dup", "dup2", "dup3", "pipe",
 	"getpid", "raise", "environ", "__environ", "stdout", "stderr", "stdin",
-	"program_invocation_name", "program_invocation_short_name",
+	"program_invocation_name", "program_invocation_short_name", "dlclose", "dlerror", "dladdr",
+	"dlinfo", "dlvsym", "dl_iterate_phdr",
 };
 /* The why of the source scan's table for a C name, if it has one. */
 static const char *known_why(const char *name, const char **rule)
@@ -1421,8 +1422,8 @@ static const char *known_why(const char *name, const char **rule)
 
 /* Prefixes of the libraries in the runner's process: a kernel defines no such name. */
 static const char *const reserved_prefixes[] = {
-	"cuda", "__cuda", "__libc_", "_dl_", "__cxa_", "__gxx_", "_Unwind_", "pthread_", "dl",
-	"__nv_", "_Znw", "_Zna", "_Zdl", "_Zda",
+	"__cuda", "__libc_", "_dl_", "__cxa_", "__gxx_", "_Unwind_", "pthread_", "__nv_", "_Znw",
+	"_Zna", "_Zdl", "_Zda",
 };
 
 static int is_reserved_definition(const char *name)
@@ -1436,8 +1437,10 @@ static int is_reserved_definition(const char *name)
 	for (size_t i = 0; i < ARRAY_SIZE(reserved_prefixes); i++)
 		if (starts_with(name, reserved_prefixes[i]))
 			return 1;
-	if (name[0] == 'c' && name[1] == 'u' && isupper((unsigned char)name[2]))
-		return 1; /* the driver API: cuMemAlloc, cuLaunchKernel */
+	/* the runtime and driver APIs: cudaMalloc, cuMemAlloc (not a kernel's own cuda_relu) */
+	if (starts_with(name, "cu") && (isupper((unsigned char)name[2]) ||
+					(starts_with(name, "cuda") && isupper((unsigned char)name[4]))))
+		return 1;
 	return 0;
 }
 

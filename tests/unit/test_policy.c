@@ -499,6 +499,25 @@ TEST(policy_check_object_names_symbols_functions_and_lines)
 	strbuf_release(&out);
 }
 
+TEST(policy_check_object_allows_a_kernels_own_c_names)
+{
+	/* extern "C" kernels and globals of the kernel's own are not library names */
+	struct obj_info o = OBJ_INFO_INIT;
+	const char *text = "SYMBOL TABLE:\n"
+			   "0000000000000000 g     F .text\t0000000000000040 cuda_relu\n"
+			   "0000000000000040 g     F .text\t0000000000000040 dlrm_kernel\n"
+			   "0000000000000000 g     O .bss\t0000000000000004 scale_table\n"
+			   "0000000000000080 g     F .text\t0000000000000040 cudaLaunchKernel\n"
+			   "00000000000000c0 g     F .text\t0000000000000040 cuMemAlloc\n";
+	CHECK_INT(policy_parse_objdump(text, strlen(text), &o), 0);
+	struct policy_report rep = POLICY_REPORT_INIT;
+	CHECK_INT(policy_check_object(&o, "", 0, &rep), 2);
+	CHECK_HAS(rep.items[0].message, "defines 'cudaLaunchKernel'");
+	CHECK_HAS(rep.items[1].message, "defines 'cuMemAlloc'");
+	policy_report_release(&rep);
+	obj_info_release(&o);
+}
+
 TEST(policy_check_object_uses_demangled_names)
 {
 	struct obj_info o = OBJ_INFO_INIT;
