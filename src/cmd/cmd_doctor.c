@@ -164,6 +164,16 @@ int cmd_doctor(int argc, char **argv)
 		    cver ? " (version " : "", cver ? cver : "", cver ? ")" : "");
 	can_compile &= cutlass != NULL;
 
+	/* the object check of every build reads the compiled object with binutils */
+	char *objdump = paths_find_program("objdump"), *cxxfilt = paths_find_program("c++filt");
+	json_object_set_new(o, "objdump", objdump ? json_string(objdump) : json_null());
+	strbuf_addf(&txt, "objdump, c++filt   %s%s%s\n",
+		    objdump ? objdump : "objdump not found: install binutils (the object check needs it)",
+		    objdump && cxxfilt ? ", " : "",
+		    objdump ? (cxxfilt ? cxxfilt : " (c++filt not found: messages keep mangled names)")
+			    : "");
+	can_compile &= objdump != NULL;
+
 	char *runner = paths_runner();
 	json_object_set_new(o, "runner", runner ? json_string(runner) : json_null());
 	json_t *gpus = json_array();
@@ -244,6 +254,8 @@ int cmd_doctor(int argc, char **argv)
 	free(nvcc);
 	free(nvcc_ver);
 	free(cutlass);
+	free(objdump);
+	free(cxxfilt);
 	free(cver);
 	free(runner);
 	return can_compile ? EXIT_OK : EXIT_ENV;

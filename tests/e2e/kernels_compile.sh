@@ -27,9 +27,13 @@ check() {
 	name=$(basename "$src" .cu)
 	out="$tmp/$name.so"
 	start=$(date +%s)
-	if ! (cd "$REPO" && "$NVCC" -std=c++17 -O3 -shared -Xcompiler -fPIC \
+	# the two steps of docs/kernel-abi.md (cutegen runs its object check between them)
+	if ! (cd "$REPO" && "$NVCC" -std=c++17 -O3 -Xcompiler -fPIC \
 		-gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -DNDEBUG \
-		-I third_party/cutlass/include -I include -o "$out" "$src") >"$tmp/$name.log" 2>&1; then
+		-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1 \
+		-I third_party/cutlass/include -I include -c -o "$tmp/$name.o" "$src" &&
+		"$NVCC" -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_90a,code=sm_90a \
+		-o "$out" "$tmp/$name.o") >"$tmp/$name.log" 2>&1; then
 		echo "not ok - $src: nvcc failed"
 		sed -n '1,20p' "$tmp/$name.log" | sed 's/^/# /'
 		fail=1
