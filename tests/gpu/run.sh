@@ -41,6 +41,7 @@ done <<'LIST'
 kernels/relu_fp32.cu tests/redteam/tasks/relu_small.json
 kernels/softmax_fp32.cu tests/redteam/tasks/softmax_small.json
 kernels/gemm_fp32_sm80.cu tests/redteam/tasks/gemm_512.json
+kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096
 LIST
 
 # 2. red team: each cheat caught with the right verdict
