@@ -583,11 +583,11 @@ static int check_object(const struct build_opts *opts, const char *dir, const ch
 	}
 	out->rejected = out->symbols.nr > 0 || out->symbols.dropped > 0;
 	*driver = 0;
-	for (size_t i = 0; i < o.nsyms; i++)
-		if (!strcmp(o.syms[i].section, "*UND*") &&
-		    (policy_symbol_allowed(o.syms[i].name) != NULL &&
-		     !strcmp(policy_symbol_allowed(o.syms[i].name), "tma-descriptor")))
+	for (size_t i = 0; i < o.nsyms; i++) {
+		const char *group = policy_symbol_allowed(o.syms[i].name);
+		if (!strcmp(o.syms[i].section, "*UND*") && group && !strcmp(group, "tma-descriptor"))
 			*driver = 1;
+	}
 	out->check_s = now_s() - t0;
 out:
 	strbuf_release(&text);
@@ -757,11 +757,16 @@ int build_kernel(const struct build_opts *opts, const char *source, size_t len,
 
 	/* 2. judge what it references, before anything is linked to it */
 	int driver = 0;
-	if (compiled && !opts->no_symbol_check) {
+	if (compiled) {
 		rc = check_object(opts, work, source, len, out, &driver, err);
 		if (rc) {
 			free(tmpdir_env);
 			goto out;
+		}
+		if (opts->no_symbol_check) {
+			/* read all the same: whether the link needs libcuda */
+			policy_report_release(&out->symbols);
+			out->rejected = 0;
 		}
 	}
 

@@ -70,7 +70,8 @@ struct build_opts {
 	const char *const *extra_flags; /* NULL-terminated, appended before -o; may be NULL */
 	const char *objdump;         /* NULL = "objdump" from PATH */
 	const char *cxxfilt;         /* NULL = "c++filt" from PATH */
-	int no_symbol_check;         /* link without the object check (cutegen build --no-policy) */
+	int no_symbol_check;         /* link whatever the object check finds (cutegen build
+				      * --no-policy); objdump still says whether -lcuda is needed */
 };
 
 #define BUILD_OPTS_INIT { 0 }
