@@ -16,6 +16,7 @@ have_hdr dlpack/dlpack.h || need_pkgs+=(libdlpack-dev)
 command -v python3 >/dev/null || need_pkgs+=(python3)
 command -v make >/dev/null    || need_pkgs+=(make)
 command -v gcc >/dev/null     || need_pkgs+=(gcc)
+command -v objdump >/dev/null || need_pkgs+=(binutils)  # the object check of every build
 command -v sqlite3 >/dev/null || need_pkgs+=(sqlite3)   # the e2e tests read run.db with it
 # --ci: also the tools of the CI's hardening steps (libFuzzer's clang, valgrind)
 if [ "${1:-}" = --ci ]; then
