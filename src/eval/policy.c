@@ -812,11 +812,12 @@ static const char *const g_cuda_launch[] = {
 	/* launching on the given stream, with attributes and clusters */
 	"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
 	"cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
-	"cudaFuncGetName", NULL,
+	"cudaFuncGetName", "cudaFuncSetSharedMemConfig", NULL,
 };
 static const char *const g_cuda_query[] = {
 	"cudaGetDevice", "cudaGetDeviceCount", "cudaDeviceGetAttribute", "cudaGetDeviceProperties",
 	"cudaGetDeviceProperties_v2", "cudaDeviceGetLimit", "cudaDeviceGetCacheConfig",
+	"cudaDeviceGetSharedMemConfig",
 	"cudaDeviceGetStreamPriorityRange", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
 	"cudaPointerGetAttributes", "cudaStreamGetPriority", "cudaStreamGetFlags",
 	"cudaStreamGetDevice", "cudaGetSymbolAddress", "cudaGetSymbolSize", "cudaOccupancy*", NULL,
