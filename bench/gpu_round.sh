@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Run ON THE GPU MACHINE from an unpacked tree with build/ (bench/gpu_pack.sh made it here): one
+# round of GPU checks after a merge, each step under its own time limit, results in $OUT:
+#   gpu-tests.log      tests/gpu/run.sh (examples, every red-team kernel, builtin start kernels)
+#   judge_ab.json      bench/judge_ab.sh: OLD_CUTEGEN (the build before the judge change) vs build/
+#   modules.log        tests/gpu/module_suite_torch.py (every module of tasks/ runs under torch)
+#   torch.log          cutegen eval --torch on a few tasks (eager and torch.compile baselines)
+#   STEPS="tests ab modules torch" OLD_CUTEGEN=.gpu/old/cutegen OUT=DIR bash bench/gpu_round.sh
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:?OUT=dir}
+export CUTLASS_DIR=${CUTLASS_DIR:-$PWD/third_party/cutlass}
+T0=$(date +%s)
+BUDGET=${BUDGET:-560}
+left() { echo $(( BUDGET - ($(date +%s) - T0) - 10 )); }
+lim() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+git_commit=$(cat COMMIT 2>/dev/null || echo unknown)
+{ echo "commit $git_commit"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/machine.txt"
+for s in ${STEPS:-tests ab modules torch}; do
+    t=$(left); [ "$t" -gt 20 ] || { echo "== $s skipped ($t s left)"; continue; }
+    echo "== $s (up to $t s)"; start=$(date +%s)
+    case $s in
+    tests)   GPU_TEST_OUT="$OUT/gt" timeout "$(lim 300)" bash tests/gpu/run.sh >"$OUT/gpu-tests.log" 2>&1
+             tail -1 "$OUT/gpu-tests.log"; grep '^not ok' "$OUT/gpu-tests.log" | head -20
+             tar -czf "$OUT/gt.tgz" -C "$OUT" gt && rm -rf "$OUT/gt" ;;
+    ab)      A=${OLD_CUTEGEN:?} B=build/cutegen OUT="$OUT" ROUNDS=${AB_ROUNDS:-2} timeout "$(lim 300)" \
+                 bash bench/judge_ab.sh >"$OUT/ab.log" 2>&1; tail -20 "$OUT/ab.log"; rm -rf "$OUT/ab" ;;
+    modules) timeout "$(lim 150)" python3 tests/gpu/module_suite_torch.py --full >"$OUT/modules.log" 2>&1
+             tail -3 "$OUT/modules.log"; grep -i 'not ok\|FAIL' "$OUT/modules.log" | head -10 ;;
+    torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
+                 set -- $tk
+                 timeout "$(lim 90)" build/cutegen eval "$1" --task "$2" --torch --json >"$OUT/torch_$(basename "$1" .cu).json" 2>&1
+                 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=(d.get("report") or {}).get("metrics") or {}; print(sys.argv[1], d.get("verdict"), {k: v for k, v in m.items() if "speedup" in k or "roofline" in k})' \
+                     "$OUT/torch_$(basename "$1" .cu).json" 2>&1 | tee -a "$OUT/torch.log"
+             done ;;
+    esac
+    echo "== $s: $(( $(date +%s) - start )) s"
+done
