@@ -16,6 +16,30 @@
 
 /* ---- which family ---- */
 
+/*
+ * Whether gemm_sm90 can take a GEMM task (what its cutegen_launch returns 2 for, decided
+ * before any candidate is built): TMA needs the contiguous extent of every operand row (K;
+ * M for a col A; N for a row B) a multiple of 16 bytes and sizes below 2^31; fp8 WGMMA reads
+ * both operands K-major (A row, B col).
+ */
+static int sm90_takes(const struct task *t)
+{
+	long align = 16 / dtype_size(t->in_dtype);
+	if (t->in_dtype == DT_FP8_E4M3 && (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL))
+		return 0;
+	if (t->k <= 0 || t->k % align || (t->a_layout == LAYOUT_COL && t->m % align) ||
+	    (t->b_layout == LAYOUT_ROW && t->n % align))
+		return 0;
+	return t->m < INT32_MAX && t->n < INT32_MAX && t->k < INT32_MAX;
+}
+
+const char *builtin_fallback_file(const struct task *t, const char *file)
+{
+	if (t->op == OP_GEMM && file && !strcmp(file, "builtin/gemm_sm90.cu"))
+		return "builtin/gemm_simt.cu";
+	return NULL;
+}
+
 const char *builtin_family_file(const struct task *t, const char *arch, char **err)
 {
 	switch (t->op) {
@@ -38,22 +62,11 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
 			break;
 		return "builtin/rowwise.cu";
 	case OP_GEMM:
-		if (t->in_dtype == DT_FP32)
-			return "builtin/gemm_simt.cu";
-		if (arch && strcmp(arch, "sm_90a")) {
-			*err = xasprintf("the builtin %s GEMM uses Hopper's TMA and WGMMA (sm_90a); there "
-					 "is none for %s: use a model, or --arch sm_90a on a Hopper GPU",
-					 dtype_name(t->in_dtype), arch);
-			return NULL;
-		}
-		if (t->in_dtype == DT_FP8_E4M3 &&
-		    (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL)) {
-			*err = xstrdup("the builtin fp8 GEMM needs both operands K-major, as fp8 WGMMA "
-				       "reads them: A row-major [M,K] and B col-major [N,K] "
-				       "(b_layout \"col\"); use a model for other layouts");
-			return NULL;
-		}
-		return "builtin/gemm_sm90.cu";
+		/* gemm_sm90 (TMA + WGMMA) where the task meets its constraints, else gemm_simt,
+		 * which takes every shape, alignment and layout (16-bit and fp8 inputs widened) */
+		if (t->in_dtype != DT_FP32 && (!arch || !strcmp(arch, "sm_90a")) && sm90_takes(t))
+			return "builtin/gemm_sm90.cu";
+		return "builtin/gemm_simt.cu";
 	default:
 		break;
 	}
@@ -266,6 +279,8 @@ int builtin_space_parse(const char *text, const char *origin, struct builtin_spa
 	return 0;
 }
 
+static int space_load(const char *file, const char *dir, struct builtin_space *sp, char **err);
+
 int builtin_space_for(const struct task *t, const char *arch, const char *dir,
 		      struct builtin_space *sp, char **err)
 {
@@ -273,6 +288,23 @@ int builtin_space_for(const struct task *t, const char *arch, const char *dir,
 	const char *file = builtin_family_file(t, arch, err);
 	if (!file)
 		return -1;
+	return space_load(file, dir, sp, err);
+}
+
+int builtin_space_fallback(const struct task *t, const struct builtin_space *cur,
+			   const char *dir, struct builtin_space *next, char **err)
+{
+	char file[64];
+	snprintf(file, sizeof(file), "builtin/%s.cu", cur->family);
+	const char *f = builtin_fallback_file(t, file);
+	memset(next, 0, sizeof(*next));
+	if (!f)
+		return 0;
+	return space_load(f, dir, next, err) ? -1 : 1;
+}
+
+static int space_load(const char *file, const char *dir, struct builtin_space *sp, char **err)
+{
 	const char *base = strrchr(file, '/') + 1;
 	if (dir) {
 		struct strbuf sb = STRBUF_INIT;
@@ -657,6 +689,14 @@ static int walk(const struct builtin_space *sp, const struct task *t,
 		}
 	}
 	return -1;
+}
+
+int builtin_unsupported(const struct builtin_tried *tried, int ntried)
+{
+	for (int i = 0; i < ntried; i++)
+		if (tried[i].passed || !tried[i].unsupported)
+			return 0;
+	return ntried > 0;
 }
 
 int builtin_next(const struct builtin_space *sp, const struct task *t,
