@@ -523,6 +523,22 @@ static long simt_tiles(const struct builtin_space *sp, const struct task *t,
 	       ceil_div(t->n, pval(sp, c, "CG_P_TILE", 1, 128)) * (t->batch > 1 ? t->batch : 1);
 }
 
+/* A gemm_sm90 task whose M fits one 128-row tile (decode: M = 1..128). */
+static int sm90_one_m_tile(const struct task *t)
+{
+	return t->op == OP_GEMM && t->m <= 128;
+}
+
+/* Sets a parameter to a value of its list (nothing when the space has neither). */
+static void set_value(const struct builtin_space *sp, struct builtin_config *cfg, const char *name,
+		      const char *v)
+{
+	int i = find_param(sp, name, strlen(name));
+	int j = i < 0 ? -1 : find_value(&sp->params[i], v, strlen(v));
+	if (j >= 0)
+		cfg->v[i] = j;
+}
+
 /*
  * 1 when a candidate (of a stage around base) cannot help this task or duplicates another:
  * smaller GEMM tiles or split-K where the tiles already fill the GPU, one-read softmax modes
@@ -543,6 +559,9 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		long fit = (227L * 1024 - 1024) / ((128 + (fp8 && bn > 128 ? 128 : bn)) * bk *
 						   (fp8 ? 1 : 2));
 		if (stages > fit && stages != pval(sp, base, "CG_P_STAGES", 0, 2))
+			return 1;
+		/* one M tile: the second CTA of an M pair only multiplies zero-filled rows */
+		if (sm90_one_m_tile(t) && pval(sp, c, "CG_P_CLUSTER_M", 0, 1) > 1)
 			return 1;
 	}
 	if (!strcmp(sp->family, "gemm_simt")) {
@@ -580,6 +599,13 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 void builtin_start(const struct builtin_space *sp, const struct task *t, struct builtin_config *cfg)
 {
 	memcpy(cfg->v, sp->start, sizeof(cfg->v));
+	if (!strcmp(sp->family, "gemm_sm90") && sm90_one_m_tile(t)) {
+		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
+		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two */
+		set_value(sp, cfg, "CG_P_BN", "128");
+		set_value(sp, cfg, "CG_P_CLUSTER_M", "1");
+		return;
+	}
 	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));
 	if (strcmp(sp->family, "gemm_simt") || i < 0)
 		return;

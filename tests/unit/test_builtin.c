@@ -384,3 +384,43 @@ TEST(builtin_gemm_starts_split_k_when_the_tiles_cannot_fill_the_gpu)
 	strbuf_release(&s);
 	builtin_space_release(&sp);
 }
+
+/* Issue 20, small M: a decode GEMM (one 128-row M tile) starts gemm_sm90 at BN = 128 without
+ * CTA pairs along M, and the walk never tries a pair (its second CTA would multiply zero rows);
+ * a prefill GEMM keeps the declared start. */
+TEST(builtin_sm90_decode_start)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	t->b_layout = LAYOUT_COL;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BN=256");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=2");
+	strbuf_reset(&sb);
+	t->m = 16;
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=1");
+	struct builtin_tried tried[128];
+	int n = 0, stage, pairs = 0;
+	char *what = NULL;
+	while (n < 128 && !builtin_next(&sp, t, tried, n, &c, &stage, &what)) {
+		free(what);
+		strbuf_reset(&sb);
+		builtin_config_format(&sp, &c, &sb);
+		pairs += strstr(sb.buf, "CG_P_CLUSTER_M=2") != NULL;
+		tried[n] = (struct builtin_tried){ c, 1, 1.0 + n, -1, 0 };
+		n++;
+	}
+	CHECK(n > 5);
+	CHECK_INT(pairs, 0);
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}
