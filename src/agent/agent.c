@@ -240,6 +240,41 @@ static void end_step(struct agent *a, int progress, int replay)
 		next_stage(a, replay);
 }
 
+static void builtin_stage_machine(struct agent *a);
+
+/* The run goes on with family next (taken over), from its start. */
+static void use_family(struct agent *a, struct builtin_space *next)
+{
+	builtin_space_release(&a->bsp);
+	a->bsp = *next;
+	a->ntried = 0;
+	stage_machine_release(&a->sm);
+	builtin_stage_machine(a);
+	a->stage = 0;
+	a->prebuilt_stage = -1;
+}
+
+/*
+ * A resumed run replays a node that is no candidate of its family: when that family had been
+ * refused as unsupported and the node is a candidate of its fallback, the run had moved there
+ * (switch_family); it moves again, so the fallback's walk continues where it was.
+ */
+static void replay_fallback(struct agent *a, const char *src)
+{
+	struct builtin_space next;
+	struct builtin_config bc;
+	char *err = NULL;
+	if (!builtin_unsupported(a->tried, a->ntried) ||
+	    builtin_space_fallback(a->task, &a->bsp, a->o.builtin_dir, &next, &err) <= 0) {
+		free(err);
+		return;
+	}
+	if (builtin_config_of(&next, src, &bc))
+		builtin_space_release(&next);
+	else
+		use_family(a, &next);
+}
+
 static void apply_node(struct agent *a, const struct store_node *n, int replay)
 {
 	struct strbuf fb = STRBUF_INIT, line = STRBUF_INIT;
@@ -260,6 +295,8 @@ static void apply_node(struct agent *a, const struct store_node *n, int replay)
 	a->totals.wall_s += n->total_s > 0 ? n->total_s : 0;
 	a->step = n->step;
 	struct builtin_config bc;
+	if (a->o.builtin && replay && n->source && builtin_config_of(&a->bsp, n->source, &bc))
+		replay_fallback(a, n->source);
 	if (a->o.builtin && !builtin_config_of(&a->bsp, n->source, &bc)) {
 		ALLOC_GROW(a->tried, (size_t)a->ntried + 1, a->tried_alloc);
 		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms, n->roofline_fraction,
@@ -784,13 +821,7 @@ static int switch_family(struct agent *a)
 			    next.family);
 	emit(a, AGENT_EV_NOTE, t, NULL);
 	free(t);
-	builtin_space_release(&a->bsp);
-	a->bsp = next;
-	a->ntried = 0;
-	stage_machine_release(&a->sm);
-	builtin_stage_machine(a);
-	a->stage = 0;
-	a->prebuilt_stage = -1;
+	use_family(a, &next);
 	return 0;
 }
 

@@ -57,6 +57,15 @@ check "the run says why it moved" 'grep -q "the builtin gemm_sm90 family refused
 check "the best is gemm_simt's fastest (64x64, 0.8 ms)" \
     '[ "$(jq_ "$T/out.json" "d[\"best\"][\"ms\"]")" = 0.8 ] && head -1 "$T/run/best.cu" | grep -q "family=gemm_simt CG_P_TILE=64x64 CG_P_SPLIT_K=1"'
 
+# cut after the move (the refused candidate and gemm_simt's start), then resumed: the replay
+# moves to gemm_simt again and its walk continues, repeating no candidate
+"$CUTEGEN" run "$TASK" --backend builtin --arch sm_90a --recorded-evals "$R" --iters 2 --out "$T/cut" --json >"$T/cut.json" 2>"$T/cut.err"
+"$CUTEGEN" resume "$T/cut" --iters 64 --json >"$T/cut2.json" 2>"$T/cut2.err"
+rc=$?
+check "resumed after the move: gemm_simt's walk goes on, no candidate twice (rc $rc)" \
+    '[ $rc -eq 0 ] && [ "$(sql "$T/cut" "select group_concat(change, \"|\") from nodes")" = "$(sql "$T/run" "select group_concat(change, \"|\") from nodes")" ]' ||
+    { cat "$T/cut2.err"; sql "$T/cut" "select id, verdict, change from nodes"; }
+
 # without a fallback (a family that is the last): the run stops at once, saying so
 mkdir -p "$T/only"
 cp "$D/gemm_sm90.cu" "$T/only/gemm_simt.cu"
