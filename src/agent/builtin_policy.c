@@ -19,13 +19,18 @@
 /*
  * Whether gemm_sm90 can take a GEMM task (what its cutegen_launch returns 2 for, decided
  * before any candidate is built): TMA needs the contiguous extent of every operand row (K;
- * M for a col A; N for a row B) a multiple of 16 bytes and sizes below 2^31; fp8 WGMMA reads
- * both operands K-major (A row, B col).
+ * M for a col A; N for a row B) a multiple of 16 bytes and sizes below 2^31; fp8 and tf32
+ * WGMMA read both operands K-major (A row, B col). fp32 inputs go there under the `tf32`
+ * contract only (as tf32, fp32 out).
  */
 static int sm90_takes(const struct task *t)
 {
 	long align = 16 / dtype_size(t->in_dtype);
-	if (t->in_dtype == DT_FP8_E4M3 && (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL))
+	int tf32 = t->in_dtype == DT_FP32;
+	if (tf32 && (t->precision != PREC_TF32 || t->out_dtype != DT_FP32))
+		return 0; /* strict fp32: no tensor cores */
+	if ((t->in_dtype == DT_FP8_E4M3 || tf32) &&
+	    (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL))
 		return 0;
 	if (t->k <= 0 || t->k % align || (t->a_layout == LAYOUT_COL && t->m % align) ||
 	    (t->b_layout == LAYOUT_ROW && t->n % align))
@@ -64,7 +69,7 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
 	case OP_GEMM:
 		/* gemm_sm90 (TMA + WGMMA) where the task meets its constraints, else gemm_simt,
 		 * which takes every shape, alignment and layout (16-bit and fp8 inputs widened) */
-		if (t->in_dtype != DT_FP32 && (!arch || !strcmp(arch, "sm_90a")) && sm90_takes(t))
+		if ((!arch || !strcmp(arch, "sm_90a")) && sm90_takes(t))
 			return "builtin/gemm_sm90.cu";
 		return "builtin/gemm_simt.cu";
 	default:
@@ -409,7 +414,9 @@ void builtin_render(const struct builtin_space *sp, const struct task *t,
 	 * other sizes) render the same source, so they share one compile */
 	strbuf_addf(out, "\n// Written by cutegen's builtin agent: the kernel family builtin/%s.cu "
 			 "with the settings below.\n", sp->family);
-	strbuf_addf(out, "#define CG_T_IN %s\n#define CG_T_OUT %s\n", ctype(t->in_dtype),
+	strbuf_addf(out, "#define CG_T_IN %s\n#define CG_T_OUT %s\n",
+		    t->in_dtype == DT_FP32 && !strcmp(sp->family, "gemm_sm90") ? "cute::tfloat32_t"
+									     : ctype(t->in_dtype),
 		    ctype(t->out_dtype));
 	switch (t->op) {
 	case OP_ELEMENTWISE:
@@ -557,7 +564,9 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		if (fp8 && bn > 128 && bn != pval(sp, base, "CG_P_BN", 0, 128))
 			return 1;
 		long fit = (227L * 1024 - 1024) / ((128 + (fp8 && bn > 128 ? 128 : bn)) * bk *
-						   (fp8 ? 1 : 2));
+						   dtype_size(t->in_dtype));
+		if (fit < 2)
+			return 1; /* tf32 at BK = 128: two stages do not fit (a static_assert) */
 		if (stages > fit && stages != pval(sp, base, "CG_P_STAGES", 0, 2))
 			return 1;
 		/* one M tile: the second CTA of an M pair only multiplies zero-filled rows */

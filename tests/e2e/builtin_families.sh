@@ -30,6 +30,10 @@ for t in bf16_odd_k fp16_odd_n fp8_odd_k bf16_decode_odd bf16_batched_odd; do
     if [ "$fam" = gemm_simt ]; then ok "gpu/$t (unaligned 16-bit/fp8 GEMM) goes to gemm_simt"; else bad "gpu/$t goes to '$fam', not gemm_simt"; fi
 done
 
+# the tf32 contract with K-major operands runs on tensor cores (gemm_sm90 as cute::tfloat32_t)
+if "$CUTEGEN" builtin "$REPO/tests/gpu/tasks/tf32_nt.json" --source | grep -q "^#define CG_T_IN cute::tfloat32_t"; then
+    ok "gpu/tf32_nt renders gemm_sm90 with tf32 inputs"; else bad "gpu/tf32_nt does not render gemm_sm90 with tf32 inputs"; fi
+
 [ -z "${CUTEGEN_SKIP_FAMILY_BUILDS:-}" ] || { echo "ok - family builds skipped: CUTEGEN_SKIP_FAMILY_BUILDS is set"; exit $((fails > 0)); }
 
 # candidates that must compile: TASK [SETTING]
@@ -55,6 +59,7 @@ cases=(
     "$REPO/tests/gpu/tasks/bf16_odd_k.json"
     "$REPO/tests/gpu/tasks/fp16_odd_n.json"
     "$REPO/tests/gpu/tasks/fp8_odd_k.json CG_P_TILE=64x64"
+    "$REPO/tests/gpu/tasks/tf32_nt.json"
 )
 build_one() {
     local i=$1 t=$2 set=${3:-}

@@ -424,3 +424,45 @@ TEST(builtin_sm90_decode_start)
 	builtin_space_release(&sp);
 	task_free(t);
 }
+
+/* Issue 20, tf32: an fp32 GEMM under the `tf32` contract with K-major operands runs on tensor
+ * cores (gemm_sm90 with CG_T_IN cute::tfloat32_t); strict fp32, other layouts or a K that is
+ * not a multiple of 4 stay on gemm_simt; BK = 128, where two 4-byte stages do not fit, is
+ * never tried. */
+TEST(builtin_tf32_on_tensor_cores)
+{
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("kb1/1_square_matmul"));
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu"); /* strict */
+	t->precision = PREC_TF32;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu"); /* B row */
+	t->b_layout = LAYOUT_COL;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	CHECK_STR(builtin_family_file(t, "sm_80", &err), "builtin/gemm_simt.cu");
+	t->k = 4098;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->k = 4096;
+	struct builtin_space sp;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	builtin_start(&sp, t, &c);
+	builtin_render(&sp, t, &c, &sb);
+	CHECK_HAS(sb.buf, "#define CG_T_IN cute::tfloat32_t\n#define CG_T_OUT float\n");
+	struct builtin_tried tried[128];
+	int n = 0, stage, bk128 = 0;
+	char *what = NULL;
+	while (n < 128 && !builtin_next(&sp, t, tried, n, &c, &stage, &what)) {
+		free(what);
+		strbuf_reset(&sb);
+		builtin_config_format(&sp, &c, &sb);
+		bk128 += strstr(sb.buf, "CG_P_BK=128") != NULL;
+		tried[n] = (struct builtin_tried){ c, 1, 1.0 + n, -1, 0 };
+		n++;
+	}
+	CHECK(n > 3);
+	CHECK_INT(bk128, 0);
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}
