@@ -251,6 +251,7 @@ static void use_family(struct agent *a, struct builtin_space *next)
 	stage_machine_release(&a->sm);
 	builtin_stage_machine(a);
 	a->stage = 0;
+	a->totals.stage_name = a->sm.stages[0].name; /* the old machine's names are freed */
 	a->prebuilt_stage = -1;
 }
 
