@@ -5,7 +5,12 @@ usage: torch_eager.py TASK.json OUT.json [--device N]
 
 Builds the task's inputs as PyTorch tensors, runs the op the way KernelBench's reference
 models do (TF32 off for strict fp32), and times it with CUDA events, L2 flushed before each
-trial, median of the trials. Writes {"ms": ..., "torch": version, "trials": n} or {"error": ...}.
+trial, median of the trials. Then, in the same process and with the same protocol, the same op
+under torch.compile (mode "default"; "max-autotune" for a GEMM with a bias or an activation),
+its compilation and warm-up outside the timing. Writes {"ms": ..., "torch": version, "trials": n,
+"compile_ms": ..., "compile_mode": ..., "compile_trials": n} (or "compile_error" in place of
+compile_ms when torch.compile fails: reported, never fatal; --no-compile skips it), or
+{"error": ...}.
 """
 import json
 import math
@@ -116,28 +121,47 @@ def main():
 
     flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size // 4 + 1,
                         dtype=torch.float32, device=d)
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    e0.record()
-    fn()
-    e1.record()
-    torch.cuda.synchronize()
-    est = e0.elapsed_time(e1)
-    trials = int(max(5, min(100, 300.0 / (est + 0.05))))
-    times = []
-    for _ in range(trials):
-        flush.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        times.append((s, e))
-    torch.cuda.synchronize()
-    ms = sorted(s.elapsed_time(e) for s, e in times)
-    json.dump({"ms": ms[len(ms) // 2], "p10_ms": ms[len(ms) // 10], "p90_ms": ms[-1 - len(ms) // 10],
-               "trials": trials, "torch": torch.__version__}, open(out_path, "w"))
+
+    def timed(f):
+        """CUDA events around each call, L2 flushed before each, median: (median, p10, p90, n)."""
+        for _ in range(3):
+            f()
+        torch.cuda.synchronize()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        f()
+        e1.record()
+        torch.cuda.synchronize()
+        est = e0.elapsed_time(e1)
+        trials = int(max(5, min(100, 300.0 / (est + 0.05))))
+        times = []
+        for _ in range(trials):
+            flush.zero_()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            f()
+            e.record()
+            times.append((s, e))
+        torch.cuda.synchronize()
+        ms = sorted(s.elapsed_time(e) for s, e in times)
+        return ms[len(ms) // 2], ms[len(ms) // 10], ms[-1 - len(ms) // 10], trials
+
+    ms, p10, p90, trials = timed(fn)
+    res = {"ms": ms, "p10_ms": p10, "p90_ms": p90, "trials": trials, "torch": torch.__version__}
+    if "--no-compile" not in sys.argv:
+        epi = task.get("epilogue", {}) if op == "gemm" else {}
+        mode = "max-autotune" if epi.get("bias") or epi.get("activation", "none") != "none" else "default"
+        res["compile_mode"] = mode
+        try:
+            cfn = torch.compile(fn, mode=mode)
+            cfn()  # compiles (and autotunes): outside the timing
+            torch.cuda.synchronize()
+            cms, cp10, cp90, ctrials = timed(cfn)
+            res.update({"compile_ms": cms, "compile_p10_ms": cp10, "compile_p90_ms": cp90,
+                        "compile_trials": ctrials})
+        except Exception as e:  # reported, not fatal: the eager figure stands
+            res["compile_error"] = ("%s: %s" % (type(e).__name__, e))[:500]
+    json.dump(res, open(out_path, "w"))
     return 0
 
 

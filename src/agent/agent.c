@@ -122,6 +122,14 @@ static void on_tokens(void *ctx, long tokens)
 	a->o.on_event(a->o.ctx, &ev);
 }
 
+/* The kernel refused the task's arguments (cutegen_launch returned nonzero): "launch_error",
+ * or "unsupported" where the runner names that verdict apart. */
+static int refused(const struct store_node *n)
+{
+	return n->verdict && (verdict_parse(n->verdict) == VERDICT_LAUNCH_ERROR ||
+			      !strcmp(n->verdict, "unsupported"));
+}
+
 static void set_stop(struct agent *a, enum agent_stop s, char *msg)
 {
 	a->stop = s;
@@ -232,6 +240,42 @@ static void end_step(struct agent *a, int progress, int replay)
 		next_stage(a, replay);
 }
 
+static void builtin_stage_machine(struct agent *a);
+
+/* The run goes on with family next (taken over), from its start. */
+static void use_family(struct agent *a, struct builtin_space *next)
+{
+	builtin_space_release(&a->bsp);
+	a->bsp = *next;
+	a->ntried = 0;
+	stage_machine_release(&a->sm);
+	builtin_stage_machine(a);
+	a->stage = 0;
+	a->totals.stage_name = a->sm.stages[0].name; /* the old machine's names are freed */
+	a->prebuilt_stage = -1;
+}
+
+/*
+ * A resumed run replays a node that is no candidate of its family: when that family had been
+ * refused as unsupported and the node is a candidate of its fallback, the run had moved there
+ * (switch_family); it moves again, so the fallback's walk continues where it was.
+ */
+static void replay_fallback(struct agent *a, const char *src)
+{
+	struct builtin_space next;
+	struct builtin_config bc;
+	char *err = NULL;
+	if (!builtin_unsupported(a->tried, a->ntried) ||
+	    builtin_space_fallback(a->task, &a->bsp, a->o.builtin_dir, &next, &err) <= 0) {
+		free(err);
+		return;
+	}
+	if (builtin_config_of(&next, src, &bc))
+		builtin_space_release(&next);
+	else
+		use_family(a, &next);
+}
+
 static void apply_node(struct agent *a, const struct store_node *n, int replay)
 {
 	struct strbuf fb = STRBUF_INIT, line = STRBUF_INIT;
@@ -252,9 +296,12 @@ static void apply_node(struct agent *a, const struct store_node *n, int replay)
 	a->totals.wall_s += n->total_s > 0 ? n->total_s : 0;
 	a->step = n->step;
 	struct builtin_config bc;
+	if (a->o.builtin && replay && n->source && builtin_config_of(&a->bsp, n->source, &bc))
+		replay_fallback(a, n->source);
 	if (a->o.builtin && !builtin_config_of(&a->bsp, n->source, &bc)) {
 		ALLOC_GROW(a->tried, (size_t)a->ntried + 1, a->tried_alloc);
-		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms, n->roofline_fraction };
+		a->tried[a->ntried++] = (struct builtin_tried){ bc, passed(n), n->ms, n->roofline_fraction,
+			refused(n) };
 	}
 
 	strbuf_addf(&line, "#%d stage %d %s", n->iteration, n->stage, n->kind);
@@ -754,6 +801,32 @@ static void prebuild(struct agent *a)
 }
 
 /*
+ * Every candidate of the family so far was refused as unsupported (a size or alignment it does
+ * not take): the run moves to the fallback family, from its start, with a note; 1 (and the run
+ * stopped) when there is none or it cannot be loaded.
+ */
+static int switch_family(struct agent *a)
+{
+	struct builtin_space next;
+	char *err = NULL;
+	int r = builtin_space_fallback(a->task, &a->bsp, a->o.builtin_dir, &next, &err);
+	if (r <= 0) {
+		set_stop(a, AGENT_STOP_NO_CORRECT,
+			 r < 0 ? err : xasprintf("the builtin %s family refused this task as unsupported "
+						 "(%d candidates) and no other family takes it",
+						 a->bsp.family, a->ntried));
+		return 1;
+	}
+	char *t = xasprintf("the builtin %s family refused this task as unsupported (%d "
+			    "candidates): moving to the %s family", a->bsp.family, a->ntried,
+			    next.family);
+	emit(a, AGENT_EV_NOTE, t, NULL);
+	free(t);
+	use_family(a, &next);
+	return 0;
+}
+
+/*
  * The builtin policy's next candidate into src, with the node's kind, stage and change; the
  * agent's stage follows the policy's. 1 when the walk is over (the run stops).
  */
@@ -762,6 +835,8 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 	struct builtin_config cfg;
 	int stage;
 	char *what = NULL;
+	if (builtin_unsupported(a->tried, a->ntried) && switch_family(a))
+		return 1;
 	int over = builtin_next(&a->bsp, a->task, a->tried, a->ntried, &cfg, &stage, &what);
 	if (over == 2) {
 		set_stop(a, AGENT_STOP_DONE,

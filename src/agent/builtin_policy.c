@@ -16,6 +16,35 @@
 
 /* ---- which family ---- */
 
+/*
+ * Whether gemm_sm90 can take a GEMM task (what its cutegen_launch returns 2 for, decided
+ * before any candidate is built): TMA needs the contiguous extent of every operand row (K;
+ * M for a col A; N for a row B) a multiple of 16 bytes and sizes below 2^31; fp8 and tf32
+ * WGMMA read both operands K-major (A row, B col). fp32 inputs go there under the `tf32`
+ * contract only (as tf32, fp32 out).
+ */
+static int sm90_takes(const struct task *t)
+{
+	long align = 16 / dtype_size(t->in_dtype);
+	int tf32 = t->in_dtype == DT_FP32;
+	if (tf32 && (t->precision != PREC_TF32 || t->out_dtype != DT_FP32))
+		return 0; /* strict fp32: no tensor cores */
+	if ((t->in_dtype == DT_FP8_E4M3 || tf32) &&
+	    (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL))
+		return 0;
+	if (t->k <= 0 || t->k % align || (t->a_layout == LAYOUT_COL && t->m % align) ||
+	    (t->b_layout == LAYOUT_ROW && t->n % align))
+		return 0;
+	return t->m < INT32_MAX && t->n < INT32_MAX && t->k < INT32_MAX;
+}
+
+const char *builtin_fallback_file(const struct task *t, const char *file)
+{
+	if (t->op == OP_GEMM && file && !strcmp(file, "builtin/gemm_sm90.cu"))
+		return "builtin/gemm_simt.cu";
+	return NULL;
+}
+
 const char *builtin_family_file(const struct task *t, const char *arch, char **err)
 {
 	switch (t->op) {
@@ -38,22 +67,11 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
 			break;
 		return "builtin/rowwise.cu";
 	case OP_GEMM:
-		if (t->in_dtype == DT_FP32)
-			return "builtin/gemm_simt.cu";
-		if (arch && strcmp(arch, "sm_90a")) {
-			*err = xasprintf("the builtin %s GEMM uses Hopper's TMA and WGMMA (sm_90a); there "
-					 "is none for %s: use a model, or --arch sm_90a on a Hopper GPU",
-					 dtype_name(t->in_dtype), arch);
-			return NULL;
-		}
-		if (t->in_dtype == DT_FP8_E4M3 &&
-		    (t->a_layout != LAYOUT_ROW || t->b_layout != LAYOUT_COL)) {
-			*err = xstrdup("the builtin fp8 GEMM needs both operands K-major, as fp8 WGMMA "
-				       "reads them: A row-major [M,K] and B col-major [N,K] "
-				       "(b_layout \"col\"); use a model for other layouts");
-			return NULL;
-		}
-		return "builtin/gemm_sm90.cu";
+		/* gemm_sm90 (TMA + WGMMA) where the task meets its constraints, else gemm_simt,
+		 * which takes every shape, alignment and layout (16-bit and fp8 inputs widened) */
+		if ((!arch || !strcmp(arch, "sm_90a")) && sm90_takes(t))
+			return "builtin/gemm_sm90.cu";
+		return "builtin/gemm_simt.cu";
 	default:
 		break;
 	}
@@ -266,6 +284,8 @@ int builtin_space_parse(const char *text, const char *origin, struct builtin_spa
 	return 0;
 }
 
+static int space_load(const char *file, const char *dir, struct builtin_space *sp, char **err);
+
 int builtin_space_for(const struct task *t, const char *arch, const char *dir,
 		      struct builtin_space *sp, char **err)
 {
@@ -273,6 +293,23 @@ int builtin_space_for(const struct task *t, const char *arch, const char *dir,
 	const char *file = builtin_family_file(t, arch, err);
 	if (!file)
 		return -1;
+	return space_load(file, dir, sp, err);
+}
+
+int builtin_space_fallback(const struct task *t, const struct builtin_space *cur,
+			   const char *dir, struct builtin_space *next, char **err)
+{
+	char file[64];
+	snprintf(file, sizeof(file), "builtin/%s.cu", cur->family);
+	const char *f = builtin_fallback_file(t, file);
+	memset(next, 0, sizeof(*next));
+	if (!f)
+		return 0;
+	return space_load(f, dir, next, err) ? -1 : 1;
+}
+
+static int space_load(const char *file, const char *dir, struct builtin_space *sp, char **err)
+{
 	const char *base = strrchr(file, '/') + 1;
 	if (dir) {
 		struct strbuf sb = STRBUF_INIT;
@@ -377,7 +414,9 @@ void builtin_render(const struct builtin_space *sp, const struct task *t,
 	 * other sizes) render the same source, so they share one compile */
 	strbuf_addf(out, "\n// Written by cutegen's builtin agent: the kernel family builtin/%s.cu "
 			 "with the settings below.\n", sp->family);
-	strbuf_addf(out, "#define CG_T_IN %s\n#define CG_T_OUT %s\n", ctype(t->in_dtype),
+	strbuf_addf(out, "#define CG_T_IN %s\n#define CG_T_OUT %s\n",
+		    t->in_dtype == DT_FP32 && !strcmp(sp->family, "gemm_sm90") ? "cute::tfloat32_t"
+									     : ctype(t->in_dtype),
 		    ctype(t->out_dtype));
 	switch (t->op) {
 	case OP_ELEMENTWISE:
@@ -491,6 +530,22 @@ static long simt_tiles(const struct builtin_space *sp, const struct task *t,
 	       ceil_div(t->n, pval(sp, c, "CG_P_TILE", 1, 128)) * (t->batch > 1 ? t->batch : 1);
 }
 
+/* A gemm_sm90 task whose M fits one 128-row tile (decode: M = 1..128). */
+static int sm90_one_m_tile(const struct task *t)
+{
+	return t->op == OP_GEMM && t->m <= 128;
+}
+
+/* Sets a parameter to a value of its list (nothing when the space has neither). */
+static void set_value(const struct builtin_space *sp, struct builtin_config *cfg, const char *name,
+		      const char *v)
+{
+	int i = find_param(sp, name, strlen(name));
+	int j = i < 0 ? -1 : find_value(&sp->params[i], v, strlen(v));
+	if (j >= 0)
+		cfg->v[i] = j;
+}
+
 /*
  * 1 when a candidate (of a stage around base) cannot help this task or duplicates another:
  * smaller GEMM tiles or split-K where the tiles already fill the GPU, one-read softmax modes
@@ -509,8 +564,13 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		if (fp8 && bn > 128 && bn != pval(sp, base, "CG_P_BN", 0, 128))
 			return 1;
 		long fit = (227L * 1024 - 1024) / ((128 + (fp8 && bn > 128 ? 128 : bn)) * bk *
-						   (fp8 ? 1 : 2));
+						   dtype_size(t->in_dtype));
+		if (fit < 2)
+			return 1; /* tf32 at BK = 128: two stages do not fit (a static_assert) */
 		if (stages > fit && stages != pval(sp, base, "CG_P_STAGES", 0, 2))
+			return 1;
+		/* one M tile: the second CTA of an M pair only multiplies zero-filled rows */
+		if (sm90_one_m_tile(t) && pval(sp, c, "CG_P_CLUSTER_M", 0, 1) > 1)
 			return 1;
 	}
 	if (!strcmp(sp->family, "gemm_simt")) {
@@ -548,6 +608,13 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 void builtin_start(const struct builtin_space *sp, const struct task *t, struct builtin_config *cfg)
 {
 	memcpy(cfg->v, sp->start, sizeof(cfg->v));
+	if (!strcmp(sp->family, "gemm_sm90") && sm90_one_m_tile(t)) {
+		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
+		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two */
+		set_value(sp, cfg, "CG_P_BN", "128");
+		set_value(sp, cfg, "CG_P_CLUSTER_M", "1");
+		return;
+	}
 	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));
 	if (strcmp(sp->family, "gemm_simt") || i < 0)
 		return;
@@ -657,6 +724,14 @@ static int walk(const struct builtin_space *sp, const struct task *t,
 		}
 	}
 	return -1;
+}
+
+int builtin_unsupported(const struct builtin_tried *tried, int ntried)
+{
+	for (int i = 0; i < ntried; i++)
+		if (tried[i].passed || !tried[i].unsupported)
+			return 0;
+	return ntried > 0;
 }
 
 int builtin_next(const struct builtin_space *sp, const struct task *t,

@@ -65,7 +65,12 @@ struct builtin_tried {
 	int passed;
 	double ms;
 	double roof; /* its fraction of the roofline, < 0 unknown */
+	int unsupported; /* the kernel refused the task's arguments (cutegen_launch nonzero) */
 };
+
+/* 1 when candidates were tried and every one was refused as unsupported: the family cannot
+ * take the task (the agent moves to builtin_space_fallback's family). */
+int builtin_unsupported(const struct builtin_tried *tried, int ntried);
 
 /* The walk stops once its best kernel reaches this fraction of the roofline: what is left to
  * gain is within the noise of the measurement. */
@@ -77,6 +82,13 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
  * parses its declared space; 0, or -1 with *err naming the file and the line. */
 int builtin_space_for(const struct task *t, const char *arch, const char *dir,
 		      struct builtin_space *sp, char **err);
+/* The family a run moves to when every candidate it tried of `file` was refused as unsupported
+ * (gemm_sm90 -> gemm_simt), or NULL. */
+const char *builtin_fallback_file(const struct task *t, const char *file);
+/* Loads into *next the family after cur's (builtin_fallback_file): 1, 0 when there is none,
+ * -1 with *err. */
+int builtin_space_fallback(const struct task *t, const struct builtin_space *cur,
+			   const char *dir, struct builtin_space *next, char **err);
 /* Parses the three header lines of a template's text (exposed for the tests). */
 int builtin_space_parse(const char *text, const char *origin, struct builtin_space *sp,
 			char **err);

@@ -74,7 +74,7 @@ static void print_plan(const struct task *t, const struct builtin_space *sp)
 		printf("%3d  stage %d  %s\n", n + 1, stage, what);
 		free(what);
 		ALLOC_GROW(tried, (size_t)n + 1, alloc);
-		tried[n++] = (struct builtin_tried){ c, 1, 1.0, -1 }; /* roofline unknown: no early stop */
+		tried[n++] = (struct builtin_tried){ c, 1, 1.0, -1, 0 }; /* roofline unknown: no early stop */
 	}
 	printf("%d candidates (when none beats the start; each new best moves the next stages)\n", n);
 	free(tried);

@@ -62,7 +62,9 @@ static void take_report(struct eval_result *r, json_t *rep)
 
 /*
  * PyTorch eager on the same task, in its own process (python3 + torch may be absent: then
- * the report says why and nothing fails). Adds baseline.torch_eager and metrics.speedup_vs_torch.
+ * the report says why and nothing fails). Adds baseline.torch_eager (with torch.compile's figure,
+ * compile_ms, or why there is none, compile_error) and metrics.speedup_vs_torch and
+ * speedup_vs_torch_compile.
  */
 static void torch_baseline(const struct eval_opts *o, const char *dir, const char *task_path,
 			   struct eval_result *r)
@@ -87,7 +89,7 @@ static void torch_baseline(const struct eval_opts *o, const char *dir, const cha
 		cp.dir = dir;
 		cp.out = &log;
 		cp.err = &log;
-		cp.deadline_s = 300;
+		cp.deadline_s = 600; /* torch.compile's max-autotune takes minutes */
 		if (run_command(&cp) == 0 && cp.status == 0 && strbuf_read_file(&res, out, 1 << 16) == 0)
 			tj = json_loads(res.buf, 0, NULL);
 		if (!tj)
@@ -99,6 +101,9 @@ static void torch_baseline(const struct eval_opts *o, const char *dir, const cha
 			r->speedup_torch = ms / r->ms;
 			json_object_set_new(metrics, "speedup_vs_torch", json_real(r->speedup_torch));
 		}
+		double cms = num_at(tj, "compile_ms", NULL);
+		if (cms > 0 && r->ms > 0)
+			json_object_set_new(metrics, "speedup_vs_torch_compile", json_real(cms / r->ms));
 		json_object_set_new(base, "torch_eager", tj);
 	}
 	strbuf_release(&log);
@@ -325,6 +330,14 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 				    json_string_value(json_object_get(te, "torch")), r->speedup_torch);
 		else if (te)
 			strbuf_addf(out, "PyTorch   unavailable: %s\n", json_string_value(json_object_get(te, "error")));
+		if (te && num_at(te, "compile_ms", NULL) > 0)
+			strbuf_addf(out, "PyTorch   %.4f ms torch.compile (%s): speedup %.3fx\n",
+				    num_at(te, "compile_ms", NULL),
+				    json_string_value(json_object_get(te, "compile_mode")),
+				    num_at(r->report, "metrics", "speedup_vs_torch_compile"));
+		else if (te && json_object_get(te, "compile_error"))
+			strbuf_addf(out, "PyTorch   torch.compile failed: %.300s\n",
+				    json_string_value(json_object_get(te, "compile_error")));
 		if (r->roofline_fraction > 0)
 			strbuf_addf(out, "fraction  %.3f of the roofline\n", r->roofline_fraction);
 	}

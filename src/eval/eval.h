@@ -28,7 +28,8 @@ struct eval_opts {
 	const char *scratch_root;/* NULL = $TMPDIR or /tmp */
 	int keep_scratch;
 	int torch;               /* also time PyTorch eager (tools/torch_eager.py) when python3
-				    with torch is here; adds baseline.torch_eager to the report */
+				    with torch is here; adds baseline.torch_eager, eager and
+				    torch.compile figures, to the report */
 };
 #define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0 }
 

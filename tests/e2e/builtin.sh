@@ -123,8 +123,9 @@ rc=$?
 check "cutegen llm --backend builtin: says it is no language model (rc $rc)" '[ $rc -ne 0 ] && grep -q "no language model" "$T/err6"'
 
 # ---- no family for the task ----
-"$CUTEGEN" run hopper/gemm_bf16_4096 --backend builtin --arch sm_80 --out "$T/run6" >/dev/null 2>"$T/err7"
+"$CUTEGEN" task show kb1/4_matvec --json | python3 -c "import json,sys; t=json.load(sys.stdin); t.update(name='test/matvec_bf16', dtype='bf16', out_dtype='bf16', precision='bf16'); json.dump(t, open('$T/mv16.json', 'w'))"
+"$CUTEGEN" run "$T/mv16.json" --backend builtin --out "$T/run6" >/dev/null 2>"$T/err7"
 rc=$?
-check "a task no family serves on that GPU: exit 3, suggests a model (rc $rc)" '[ $rc -eq 3 ] && grep -q "uses Hopper.s TMA and WGMMA (sm_90a); there is none for sm_80: use a model" "$T/err7"' || cat "$T/err7"
+check "a task no family serves: exit 3, suggests a model (rc $rc)" '[ $rc -eq 3 ] && grep -q "no kernel family for matvec with bf16 inputs; use a model" "$T/err7"' || cat "$T/err7"
 check "... and leaves no run directory behind" '[ ! -e "$T/run6" ]'
 [ $fails -eq 0 ]

@@ -23,6 +23,17 @@ for t in $("$CUTEGEN" tasks --json | python3 -c "import json,sys; print(' '.join
 done
 if [ -z "$missing" ]; then ok "every kb1 and hopper task has a builtin family ($n tasks)"; else bad "tasks without a family:$missing"; fi
 
+# 16-bit GEMMs gemm_sm90 cannot take (K or a row-major B's N not a multiple of 8) go to the
+# widening gemm_simt (issue 20)
+for t in bf16_odd_k fp16_odd_n fp8_odd_k bf16_decode_odd bf16_batched_odd; do
+    fam=$("$CUTEGEN" builtin "$REPO/tests/gpu/tasks/$t.json" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['family'])")
+    if [ "$fam" = gemm_simt ]; then ok "gpu/$t (unaligned 16-bit/fp8 GEMM) goes to gemm_simt"; else bad "gpu/$t goes to '$fam', not gemm_simt"; fi
+done
+
+# the tf32 contract with K-major operands runs on tensor cores (gemm_sm90 as cute::tfloat32_t)
+if "$CUTEGEN" builtin "$REPO/tests/gpu/tasks/tf32_nt.json" --source | grep -q "^#define CG_T_IN cute::tfloat32_t"; then
+    ok "gpu/tf32_nt renders gemm_sm90 with tf32 inputs"; else bad "gpu/tf32_nt does not render gemm_sm90 with tf32 inputs"; fi
+
 [ -z "${CUTEGEN_SKIP_FAMILY_BUILDS:-}" ] || { echo "ok - family builds skipped: CUTEGEN_SKIP_FAMILY_BUILDS is set"; exit $((fails > 0)); }
 
 # candidates that must compile: TASK [SETTING]
@@ -45,6 +56,10 @@ cases=(
     "kb1/4_matvec CG_P_SPLIT=4 CG_P_ROWS=2"
     "kb1/6_matmul_large_k CG_P_SPLIT_K=8 CG_P_TILE=64x64"
     "hopper/gemm_bf16_4096 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_MN_ORDER=1"
+    "$REPO/tests/gpu/tasks/bf16_odd_k.json"
+    "$REPO/tests/gpu/tasks/fp16_odd_n.json"
+    "$REPO/tests/gpu/tasks/fp8_odd_k.json CG_P_TILE=64x64"
+    "$REPO/tests/gpu/tasks/tf32_nt.json"
 )
 build_one() {
     local i=$1 t=$2 set=${3:-}

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			BUG("a candidate does not read back as itself");
 		strbuf_release(&src);
 		free(what);
-		tried[n] = (struct builtin_tried){ c, (n * 7) % 5 != 0, 1.0 + ((n * 13) % 11), (n % 9) / 8.0 };
+		tried[n] = (struct builtin_tried){ c, (n * 7) % 5 != 0, 1.0 + ((n * 13) % 11), (n % 9) / 8.0, 0 };
 		n++;
 	}
 	if (n == 300)

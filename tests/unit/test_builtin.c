@@ -147,7 +147,7 @@ static int walk(const struct builtin_space *sp, struct builtin_tried *tried, int
 	char *what;
 	while (!builtin_next(sp, t, tried, n, &c, &stage, &what)) {
 		double ms = cost(&c);
-		tried[n] = (struct builtin_tried){ c, ms >= 0, ms, -1 };
+		tried[n] = (struct builtin_tried){ c, ms >= 0, ms, -1, 0 };
 		stages[n++] = stage;
 		free(what);
 		if (n == 64)
@@ -229,15 +229,70 @@ TEST(builtin_families_of_tasks)
 	CHECK_STR(builtin_family_file(task_builtin("kb1/12_diag_matmul"), NULL, &err), "builtin/diag_matmul.cu");
 	CHECK_STR(builtin_family_file(task_builtin("kb1/1_square_matmul"), NULL, &err), "builtin/gemm_simt.cu");
 	CHECK_STR(builtin_family_file(task_builtin("hopper/gemm_fp8_8192"), "sm_90a", &err), "builtin/gemm_sm90.cu");
-	CHECK(!builtin_family_file(task_builtin("hopper/gemm_bf16_4096"), "sm_80", &err));
-	CHECK_HAS(err, "sm_90a");
-	free(err);
+	/* no TMA/WGMMA on sm_80: the widening SIMT family takes 16-bit GEMMs there */
+	CHECK_STR(builtin_family_file(task_builtin("hopper/gemm_bf16_4096"), "sm_80", &err), "builtin/gemm_simt.cu");
+	CHECK_STR(builtin_family_file(task_builtin("hopper/gemm_bf16_4096"), "sm_90a", &err), "builtin/gemm_sm90.cu");
 	struct task *t = task_dup(task_builtin("hopper/gemm_fp8_8192"));
-	t->b_layout = LAYOUT_ROW;
-	CHECK(!builtin_family_file(t, NULL, &err));
-	CHECK_HAS(err, "both operands K-major");
-	free(err);
+	t->b_layout = LAYOUT_ROW; /* fp8 WGMMA reads K-major operands only */
+	CHECK_STR(builtin_family_file(t, NULL, &err), "builtin/gemm_simt.cu");
 	task_free(t);
+}
+
+/* Issue 20: a 16-bit GEMM whose K (or the MN extent of an MN-major operand) is not a multiple
+ * of 16 bytes goes to the family that takes it, not to gemm_sm90's 10 refusals. */
+TEST(builtin_gemm_family_follows_alignment)
+{
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	t->k = 4095;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->k = 4096;
+	t->a_layout = LAYOUT_COL;
+	t->m = 1001; /* A [K,M]: its rows are M long */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->a_layout = LAYOUT_ROW; /* A [M,K]: any M */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->b_layout = LAYOUT_ROW;
+	t->n = 4097; /* B [K,N] */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->b_layout = LAYOUT_COL; /* B [N,K]: any N */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->m = 1; /* decode */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->in_dtype = DT_FP8_E4M3;
+	t->k = 4104; /* a multiple of 8 but not of 16 one-byte elements */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	task_free(t);
+
+	/* the space of the fallback parses for a 16-bit task, and the move is gemm_sm90 ->
+	 * gemm_simt, nothing after it */
+	struct builtin_space sp, next;
+	t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	CHECK_STR(sp.family, "gemm_sm90");
+	CHECK_INT(builtin_space_fallback(t, &sp, NULL, &next, &err), 1);
+	CHECK_STR(next.family, "gemm_simt");
+	struct builtin_space none;
+	CHECK_INT(builtin_space_fallback(t, &next, NULL, &none, &err), 0);
+	builtin_space_release(&next);
+	builtin_space_release(&sp);
+	task_free(t);
+}
+
+/* A family is abandoned when every candidate tried was refused as unsupported, not when one
+ * of several was (a split-K whose workspace is too large) nor when one passed. */
+TEST(builtin_unsupported_family)
+{
+	struct builtin_tried tr[3] = { 0 };
+	CHECK_INT(builtin_unsupported(tr, 0), 0);
+	tr[0].unsupported = 1;
+	CHECK_INT(builtin_unsupported(tr, 1), 1);
+	tr[1].unsupported = 1;
+	CHECK_INT(builtin_unsupported(tr, 2), 1);
+	tr[2].passed = 1;
+	CHECK_INT(builtin_unsupported(tr, 3), 0);
+	tr[2].passed = 0; /* incorrect, not refused */
+	CHECK_INT(builtin_unsupported(tr, 3), 0);
 }
 
 TEST(builtin_policy_stops_at_the_roofline_between_stages)
@@ -253,19 +308,19 @@ TEST(builtin_policy_stops_at_the_roofline_between_stages)
 	/* a start at 98% of the roofline ends the walk at once */
 	CHECK_INT(builtin_next(&sp, t, tried, 0, &c, &stage, &what), 0);
 	free(what);
-	tried[0] = (struct builtin_tried){ c, 1, 2.0, 0.98 };
+	tried[0] = (struct builtin_tried){ c, 1, 2.0, 0.98, 0 };
 	CHECK_INT(builtin_next(&sp, t, tried, 1, &c, &stage, &what), 2);
 	/* at 90% it goes on; a stage-1 candidate at 99% does not cut its own stage short ... */
 	tried[0].roof = 0.90;
 	CHECK_INT(builtin_next(&sp, t, tried, 1, &c, &stage, &what), 0);
 	free(what);
 	CHECK_INT(stage, 1);
-	tried[1] = (struct builtin_tried){ c, 1, 1.0, 0.99 };
+	tried[1] = (struct builtin_tried){ c, 1, 1.0, 0.99, 0 };
 	CHECK_INT(builtin_next(&sp, t, tried, 2, &c, &stage, &what), 0);
 	free(what);
 	CHECK_INT(stage, 1);
 	/* ... but ends the walk once the stage is measured; a failed fast one does not count */
-	tried[2] = (struct builtin_tried){ c, 0, 0.5, 0.99 };
+	tried[2] = (struct builtin_tried){ c, 0, 0.5, 0.99, 0 };
 	CHECK_INT(builtin_next(&sp, t, tried, 3, &c, &stage, &what), 2);
 	tried[1].roof = 0.5;
 	CHECK_INT(builtin_next(&sp, t, tried, 3, &c, &stage, &what), 0);
@@ -293,7 +348,7 @@ static int smaller_tiles_tried(const struct task *t)
 			smaller = -1000;
 		smaller += stage == 1 && strstr(what, "CG_P_TILE 128x128 ->") != NULL;
 		free(what);
-		tried[n] = (struct builtin_tried){ c, 1, 1.0, -1 };
+		tried[n] = (struct builtin_tried){ c, 1, 1.0, -1, 0 };
 		n++;
 	}
 	builtin_space_release(&sp);
@@ -328,4 +383,86 @@ TEST(builtin_gemm_starts_split_k_when_the_tiles_cannot_fill_the_gpu)
 	CHECK_HAS(s.buf, "CG_P_SPLIT_K=1");
 	strbuf_release(&s);
 	builtin_space_release(&sp);
+}
+
+/* Issue 20, small M: a decode GEMM (one 128-row M tile) starts gemm_sm90 at BN = 128 without
+ * CTA pairs along M, and the walk never tries a pair (its second CTA would multiply zero rows);
+ * a prefill GEMM keeps the declared start. */
+TEST(builtin_sm90_decode_start)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	t->b_layout = LAYOUT_COL;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BN=256");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=2");
+	strbuf_reset(&sb);
+	t->m = 16;
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=1");
+	struct builtin_tried tried[128];
+	int n = 0, stage, pairs = 0;
+	char *what = NULL;
+	while (n < 128 && !builtin_next(&sp, t, tried, n, &c, &stage, &what)) {
+		free(what);
+		strbuf_reset(&sb);
+		builtin_config_format(&sp, &c, &sb);
+		pairs += strstr(sb.buf, "CG_P_CLUSTER_M=2") != NULL;
+		tried[n] = (struct builtin_tried){ c, 1, 1.0 + n, -1, 0 };
+		n++;
+	}
+	CHECK(n > 5);
+	CHECK_INT(pairs, 0);
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}
+
+/* Issue 20, tf32: an fp32 GEMM under the `tf32` contract with K-major operands runs on tensor
+ * cores (gemm_sm90 with CG_T_IN cute::tfloat32_t); strict fp32, other layouts or a K that is
+ * not a multiple of 4 stay on gemm_simt; BK = 128, where two 4-byte stages do not fit, is
+ * never tried. */
+TEST(builtin_tf32_on_tensor_cores)
+{
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("kb1/1_square_matmul"));
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu"); /* strict */
+	t->precision = PREC_TF32;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu"); /* B row */
+	t->b_layout = LAYOUT_COL;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	CHECK_STR(builtin_family_file(t, "sm_80", &err), "builtin/gemm_simt.cu");
+	t->k = 4098;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->k = 4096;
+	struct builtin_space sp;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	builtin_start(&sp, t, &c);
+	builtin_render(&sp, t, &c, &sb);
+	CHECK_HAS(sb.buf, "#define CG_T_IN cute::tfloat32_t\n#define CG_T_OUT float\n");
+	struct builtin_tried tried[128];
+	int n = 0, stage, bk128 = 0;
+	char *what = NULL;
+	while (n < 128 && !builtin_next(&sp, t, tried, n, &c, &stage, &what)) {
+		free(what);
+		strbuf_reset(&sb);
+		builtin_config_format(&sp, &c, &sb);
+		bk128 += strstr(sb.buf, "CG_P_BK=128") != NULL;
+		tried[n] = (struct builtin_tried){ c, 1, 1.0 + n, -1, 0 };
+		n++;
+	}
+	CHECK(n > 3);
+	CHECK_INT(bk128, 0);
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
 }

@@ -324,3 +324,30 @@ TEST(eval_format_huge_trials_count)
 	strbuf_release(&sb);
 	eval_result_release(&r);
 }
+
+/* Issue 20: torch.compile's figure from tools/torch_eager.py is shown beside eager's, and a
+ * torch.compile that failed is said to have failed (not silently dropped). */
+TEST(eval_format_shows_torch_compile)
+{
+	struct eval_result r = EVAL_RESULT_INIT;
+	char *err = NULL;
+	CHECK_INT(eval_result_from_report(&r, "{\"verdict\":\"pass\",\"metrics\":{\"ms\":2,"
+					  "\"speedup_vs_torch\":0.5,\"speedup_vs_torch_compile\":0.25},"
+					  "\"baseline\":{\"torch_eager\":{\"ms\":1,\"torch\":\"2.11\","
+					  "\"compile_ms\":0.5,\"compile_mode\":\"max-autotune\"}}}", &err), 0);
+	struct strbuf sb = STRBUF_INIT;
+	eval_format(&r, task_builtin("hopper/gemm_bf16_4096_bias_relu"), &sb);
+	CHECK_HAS(sb.buf, "1.0000 ms eager");
+	CHECK_HAS(sb.buf, "0.5000 ms torch.compile (max-autotune): speedup 0.250x");
+	strbuf_release(&sb);
+	eval_result_release(&r);
+
+	r = (struct eval_result)EVAL_RESULT_INIT;
+	CHECK_INT(eval_result_from_report(&r, "{\"verdict\":\"pass\",\"metrics\":{\"ms\":2},"
+					  "\"baseline\":{\"torch_eager\":{\"ms\":1,\"torch\":\"2.11\","
+					  "\"compile_error\":\"BackendCompilerFailed: no triton\"}}}", &err), 0);
+	eval_format(&r, task_builtin("hopper/gemm_bf16_4096"), &sb);
+	CHECK_HAS(sb.buf, "torch.compile failed: BackendCompilerFailed: no triton");
+	strbuf_release(&sb);
+	eval_result_release(&r);
+}

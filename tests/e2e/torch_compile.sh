@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 20: tools/torch_eager.py (what `cutegen eval --torch` runs) times torch.compile of the
+# same op beside eager, same protocol, same process: mode "default", "max-autotune" for a GEMM
+# with a bias or an activation; a failing torch.compile is reported, the eager figure kept.
+# PyTorch is stood in for by tests/data/fake_torch (a fake clock: eager op 1 ms, compiled
+# 0.5 ms, max-autotune 0.25 ms), so this runs on any CPU.
+set -u
+: "${REPO:?}"
+T=$(mktemp -d)
+[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi; }
+jq_() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+run() { PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$REPO/tests/data/fake_torch" python3 "$REPO/tools/torch_eager.py" "$@"; }
+G="$REPO/tests/gpu/tasks"
+
+run "$G/bf16_odd_k.json" "$T/plain.json"
+check "a plain GEMM: eager and torch.compile (default) both timed" \
+    '[ "$(jq_ "$T/plain.json" "d[\"ms\"], d[\"compile_ms\"], d[\"compile_mode\"], d[\"compile_trials\"] >= 5")" = "2.0 1.0 default True" ]' || cat "$T/plain.json"
+run "$G/fp16_odd_n.json" "$T/epi.json"
+check "a GEMM with bias + GELU: torch.compile in max-autotune" \
+    '[ "$(jq_ "$T/epi.json" "d[\"ms\"], d[\"compile_ms\"], d[\"compile_mode\"]")" = "3.0 0.75 max-autotune" ]' || cat "$T/epi.json"
+run "$G/softmax_odd.json" "$T/sm.json"
+check "a softmax: torch.compile default" \
+    '[ "$(jq_ "$T/sm.json" "d[\"compile_mode\"], d[\"compile_ms\"] < d[\"ms\"]")" = "default True" ]' || cat "$T/sm.json"
+FAKE_TORCH_COMPILE_FAIL=1 run "$G/bf16_odd_k.json" "$T/fail.json"
+rc=$?
+check "torch.compile failing: reported, not fatal, eager kept (rc $rc)" \
+    '[ $rc -eq 0 ] && [ "$(jq_ "$T/fail.json" "d[\"ms\"], \"compile_ms\" in d, d[\"compile_error\"]")" = "2.0 False RuntimeError: BackendCompilerFailed: fake torch has no Triton" ]' || cat "$T/fail.json"
+run "$G/bf16_odd_k.json" "$T/nc.json" --no-compile
+check "--no-compile: eager only" '[ "$(jq_ "$T/nc.json" "\"compile_mode\" in d, d[\"ms\"]")" = "False 2.0" ]'
+[ $fails -eq 0 ]
