@@ -5,6 +5,7 @@
  */
 #include "eval/build.h"
 #include "cmd/cutegen.h"
+#include "eval/eval.h"
 #include "llm/llm.h"
 #include "common/paths.h"
 #include "common/proc.h"
@@ -21,15 +22,10 @@
 static char *tool_version(const char *prog, const char *needle)
 {
 	struct strbuf out = STRBUF_INIT;
-	out.cap = 1 << 16;
 	const char *argv[] = { prog, "--version", NULL };
 	struct child_process cp = CHILD_PROCESS_INIT;
-	cp.argv = argv;
-	cp.out = &out;
-	cp.err = &out;
-	cp.deadline_s = 20;
 	char *v = NULL;
-	if (run_command(&cp) == 0 && cp.status == 0) {
+	if (capture_command(&cp, argv, &out, 1 << 16, 1, 20) == 0 && cp.status == 0) {
 		char *save = NULL, *last = NULL;
 		for (char *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 			if (needle && strstr(l, needle)) {
@@ -44,27 +40,6 @@ static char *tool_version(const char *prog, const char *needle)
 	}
 	strbuf_release(&out);
 	return v;
-}
-
-static json_t *probe_gpus(const char *runner, char **problem)
-{
-	struct strbuf out = STRBUF_INIT;
-	out.cap = 1 << 20;
-	const char *argv[] = { runner, "--devices", NULL };
-	struct child_process cp = CHILD_PROCESS_INIT;
-	cp.argv = argv;
-	cp.out = &out;
-	cp.deadline_s = 60;
-	json_t *j = NULL;
-	if (run_command(&cp)) {
-		*problem = xstrdup(cp.errmsg);
-	} else {
-		j = json_loads(out.buf, 0, NULL);
-		if (!j)
-			*problem = xasprintf("the runner's device probe failed (exit %d)", cp.status);
-	}
-	strbuf_release(&out);
-	return j;
 }
 
 /*
@@ -183,7 +158,7 @@ int cmd_doctor(int argc, char **argv)
 								"found: build it with 'make'"));
 	} else {
 		char *problem = NULL;
-		json_t *j = probe_gpus(runner, &problem);
+		json_t *j = eval_list_devices(runner, &problem);
 		json_t *devs = j ? json_object_get(j, "devices") : NULL;
 		if (devs && json_array_size(devs)) {
 			size_t i;

@@ -23,6 +23,17 @@
 
 extern char **environ;
 
+int capture_command(struct child_process *cp, const char **argv, struct strbuf *out, size_t cap,
+		    int with_stderr, double deadline_s)
+{
+	out->cap = cap;
+	cp->argv = argv;
+	cp->out = out;
+	cp->err = with_stderr ? out : NULL;
+	cp->deadline_s = deadline_s;
+	return run_command(cp);
+}
+
 double now_s(void)
 {
 	struct timespec ts;

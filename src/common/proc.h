@@ -62,6 +62,14 @@ struct child_process {
 
 int run_command(struct child_process *cp);
 
+/*
+ * git's capture_command: runs argv (with cp's other settings) with its stdout, and its stderr
+ * too when with_stderr, captured into out (at most cap bytes) within deadline_s seconds.
+ * Returns run_command's result; cp says how the child ended.
+ */
+int capture_command(struct child_process *cp, const char **argv, struct strbuf *out, size_t cap,
+		    int with_stderr, double deadline_s);
+
 /* Seconds on a monotonic clock. */
 double now_s(void);
 

@@ -2,6 +2,7 @@
  * Compiling a candidate with nvcc, with a content-addressed cache; see build.h.
  */
 #include "eval/build.h"
+#include "common/paths.h"
 #include "common/embedded.h"
 #include "eval/policy.h"
 #include "common/proc.h"
@@ -65,36 +66,13 @@ int build_parse_arch(const char *arch, char *gencode, size_t size)
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-static char *find_in_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	if (!path)
-		return NULL;
-	for (const char *p = path; *p;) {
-		const char *c = strchr(p, ':');
-		size_t len = c ? (size_t)(c - p) : strlen(p);
-		char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", name);
-		if (access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-		if (!c)
-			break;
-		p = c + 1;
-	}
-	return NULL;
-}
-
 /* The nvcc to run: the given one, nvcc from PATH, or CUDA's default place. Heap string. */
 static char *resolve_nvcc(const char *nvcc)
 {
 	if (nvcc)
 		return xstrdup(nvcc);
-	char *p = find_in_path("nvcc");
-	if (p)
-		return p;
-	if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
-		return xstrdup("/usr/local/cuda/bin/nvcc");
-	return xstrdup("nvcc");
+	char *p = paths_find_program("nvcc"); /* PATH, then /usr/local/cuda/bin */
+	return p ? p : xstrdup("nvcc");
 }
 
 char **build_argv(const struct build_opts *opts, const char *cutlass_include,
@@ -260,14 +238,9 @@ const char *build_nvcc_version(const char *nvcc, char **err)
 			return seen[i].version;
 
 	struct strbuf out = STRBUF_INIT;
-	out.cap = 64 * 1024;
 	const char *argv[] = { nvcc, "--version", NULL };
 	struct child_process cp = CHILD_PROCESS_INIT;
-	cp.argv = argv;
-	cp.out = &out;
-	cp.err = &out;
-	cp.deadline_s = 60;
-	if (run_command(&cp)) {
+	if (capture_command(&cp, argv, &out, 64 * 1024, 1, 60)) {
 		*err = xasprintf("cannot run nvcc: %s; install the CUDA toolkit or pass --nvcc PATH",
 				 cp.errmsg);
 		strbuf_release(&out);

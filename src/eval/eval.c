@@ -344,3 +344,20 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 	if (!pass && r->last_phase && (r->verdict == VERDICT_TIMEOUT || r->verdict == VERDICT_CRASH))
 		strbuf_addf(out, "phase     %s\n", r->last_phase);
 }
+
+json_t *eval_list_devices(const char *runner, char **err)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *argv[] = { runner, "--devices", NULL };
+	struct child_process cp = CHILD_PROCESS_INIT;
+	json_t *j = NULL;
+	if (capture_command(&cp, argv, &out, 1 << 20, 0, 60)) {
+		*err = xstrdup(cp.errmsg);
+	} else {
+		j = json_loads(out.buf, 0, NULL);
+		if (!j)
+			*err = xasprintf("the runner's device probe failed (exit %d)", cp.status);
+	}
+	strbuf_release(&out);
+	return j;
+}

@@ -62,4 +62,10 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 /* 1 when the verdict means the kernel is correct. */
 int eval_passed(const struct eval_result *r);
 
+/*
+ * The GPUs the runner sees (`cutegen-runner --devices`): its JSON ({"devices": [...]}, owned by
+ * the caller), or NULL with *err (the runner could not run, or printed no JSON).
+ */
+json_t *eval_list_devices(const char *runner, char **err);
+
 #endif

@@ -25,14 +25,6 @@ static enum llm_stop map_stop(const char *r)
 	return LLM_STOP_OTHER;
 }
 
-static long int_of(json_t *j)
-{
-	if (json_is_integer(j))
-		return (long)json_integer_value(j);
-	if (json_is_real(j))
-		return (long)json_real_value(j);
-	return 0;
-}
 
 /*
  * Anthropic counts input_tokens without the cache: in = input + cache reads + cache writes,
@@ -44,29 +36,20 @@ static void read_usage(struct llm_parse *p, json_t *u, long *input, long *reads,
 		return;
 	json_t *v;
 	if ((v = json_object_get(u, "input_tokens")) && !json_is_null(v))
-		*input = int_of(v);
+		*input = llm_json_long(v);
 	if ((v = json_object_get(u, "cache_read_input_tokens")) && !json_is_null(v))
-		*reads = int_of(v);
+		*reads = llm_json_long(v);
 	if ((v = json_object_get(u, "cache_creation_input_tokens")) && !json_is_null(v))
-		*writes = int_of(v);
+		*writes = llm_json_long(v);
 	if ((v = json_object_get(u, "output_tokens")) && !json_is_null(v))
-		p->out_tokens = int_of(v);
+		p->out_tokens = llm_json_long(v);
 	p->in_tokens = *input + *reads + *writes;
 	p->cached_tokens = *reads;
 }
 
 static void set_stop(struct llm_parse *p, const char *reason)
 {
-	free(p->stop_raw);
-	p->stop_raw = xstrdup(reason);
-	p->stop = map_stop(reason);
-	p->stopped = 1;
-}
-
-static int malformed(char **err, const char *what)
-{
-	*err = xasprintf("malformed reply from the server: %s", what);
-	return LLM_ERR_MALFORMED;
+	llm_parse_stopped(p, reason, map_stop(reason));
 }
 
 static long error_status(const char *type)
@@ -93,7 +76,7 @@ int anthropic_parse_body(struct llm_parse *p, const char *body, size_t len, char
 	json_t *j = json_loadb(body, len, 0, &jerr);
 	if (!json_is_object(j)) {
 		if (j)
-			rc = malformed(err, "not a JSON object");
+			rc = llm_malformed(err, "not a JSON object");
 		else {
 			*err = xasprintf("malformed reply from the server: not JSON (%s at byte %d)",
 					 jerr.text, jerr.position);
@@ -103,7 +86,7 @@ int anthropic_parse_body(struct llm_parse *p, const char *body, size_t len, char
 	}
 	json_t *content = json_object_get(j, "content");
 	if (!json_is_array(content)) {
-		rc = malformed(err, "no 'content' array");
+		rc = llm_malformed(err, "no 'content' array");
 		goto out;
 	}
 	size_t i;
@@ -114,7 +97,7 @@ int anthropic_parse_body(struct llm_parse *p, const char *body, size_t len, char
 		if (!json_is_string(type) || strcmp(json_string_value(type), "text"))
 			continue;
 		if (!json_is_string(text)) {
-			rc = malformed(err, "a text block has no 'text' string");
+			rc = llm_malformed(err, "a text block has no 'text' string");
 			goto out;
 		}
 		rc = llm_parse_add_text(p, json_string_value(text), json_string_length(text), err);
@@ -151,14 +134,14 @@ int anthropic_parse_event(struct llm_parse *p, const struct sse_event *ev, char 
 	json_t *tj = json_object_get(j, "type");
 	const char *type = json_is_string(tj) ? json_string_value(tj) : ev->event;
 	if (p->finished) {
-		rc = malformed(err, "events after message_stop");
+		rc = llm_malformed(err, "events after message_stop");
 		goto out;
 	}
 	if (!strcmp(type, "message_start")) {
 		json_t *msg = json_object_get(j, "message");
 		json_t *model = json_object_get(msg, "model");
 		if (!json_is_object(msg)) {
-			rc = malformed(err, "message_start without a 'message'");
+			rc = llm_malformed(err, "message_start without a 'message'");
 			goto out;
 		}
 		if (json_is_string(model) && !p->model)
@@ -168,13 +151,13 @@ int anthropic_parse_event(struct llm_parse *p, const struct sse_event *ev, char 
 		json_t *delta = json_object_get(j, "delta");
 		json_t *dt = json_object_get(delta, "type");
 		if (!json_is_string(dt)) {
-			rc = malformed(err, "content_block_delta without a delta type");
+			rc = llm_malformed(err, "content_block_delta without a delta type");
 			goto out;
 		}
 		if (!strcmp(json_string_value(dt), "text_delta")) {
 			json_t *text = json_object_get(delta, "text");
 			if (!json_is_string(text)) {
-				rc = malformed(err, "text_delta without 'text'");
+				rc = llm_malformed(err, "text_delta without 'text'");
 				goto out;
 			}
 			rc = llm_parse_add_text(p, json_string_value(text), json_string_length(text),

@@ -9,6 +9,10 @@
 #include "llm/http.h"
 #include "llm/llm.h"
 #include "llm/sse.h"
+#include "util/xalloc.h"
+
+#include <jansson.h>
+#include <stdlib.h>
 
 #define LLM_MAX_TEXT ((size_t)8 << 20)    /* cap on a reply's text */
 #define LLM_MAX_EVENT ((size_t)1 << 20)   /* cap on one SSE event */
@@ -70,6 +74,33 @@ void llm_parse_to_reply(struct llm_parse *p, struct llm_reply *out);
 int llm_parse_feed(struct llm_parse *p, const char *buf, size_t n, char **err);
 
 /* OpenAI chat completions: a whole (non-streamed) body, and one stream event. */
+/* The reply stopped: its reason as the server said it, and what that means (the backends of
+ * both wire protocols). */
+static inline void llm_parse_stopped(struct llm_parse *p, const char *reason, enum llm_stop stop)
+{
+	free(p->stop_raw);
+	p->stop_raw = xstrdup(reason);
+	p->stop = stop;
+	p->stopped = 1;
+}
+
+/* A JSON number as a long (token counts); 0 for anything else. */
+static inline long llm_json_long(json_t *j)
+{
+	if (json_is_integer(j))
+		return (long)json_integer_value(j);
+	if (json_is_real(j))
+		return (long)json_real_value(j);
+	return 0;
+}
+
+/* LLM_ERR_MALFORMED with "malformed reply from the server: WHAT" in *err. */
+static inline int llm_malformed(char **err, const char *what)
+{
+	*err = xasprintf("malformed reply from the server: %s", what);
+	return LLM_ERR_MALFORMED;
+}
+
 int openai_parse_body(struct llm_parse *p, const char *body, size_t len, char **err);
 int openai_parse_event(struct llm_parse *p, const struct sse_event *ev, char **err);
 /* Anthropic messages: likewise. */

@@ -21,25 +21,17 @@ static enum llm_stop map_finish(const char *r)
 	return LLM_STOP_OTHER;
 }
 
-static long int_of(json_t *j)
-{
-	if (json_is_integer(j))
-		return (long)json_integer_value(j);
-	if (json_is_real(j))
-		return (long)json_real_value(j);
-	return 0;
-}
 
 static void read_usage(struct llm_parse *p, json_t *usage)
 {
 	if (!json_is_object(usage))
 		return;
-	p->in_tokens = int_of(json_object_get(usage, "prompt_tokens"));
-	p->out_tokens = int_of(json_object_get(usage, "completion_tokens"));
+	p->in_tokens = llm_json_long(json_object_get(usage, "prompt_tokens"));
+	p->out_tokens = llm_json_long(json_object_get(usage, "completion_tokens"));
 	json_t *details = json_object_get(usage, "prompt_tokens_details");
-	long cached = int_of(json_object_get(details, "cached_tokens"));
+	long cached = llm_json_long(json_object_get(details, "cached_tokens"));
 	if (!cached) /* DeepSeek */
-		cached = int_of(json_object_get(usage, "prompt_cache_hit_tokens"));
+		cached = llm_json_long(json_object_get(usage, "prompt_cache_hit_tokens"));
 	p->cached_tokens = cached;
 }
 
@@ -52,16 +44,7 @@ static void read_model(struct llm_parse *p, json_t *obj)
 
 static void set_stop(struct llm_parse *p, const char *reason)
 {
-	free(p->stop_raw);
-	p->stop_raw = xstrdup(reason);
-	p->stop = map_finish(reason);
-	p->stopped = 1;
-}
-
-static int malformed(char **err, const char *what)
-{
-	*err = xasprintf("malformed reply from the server: %s", what);
-	return LLM_ERR_MALFORMED;
+	llm_parse_stopped(p, reason, map_finish(reason));
 }
 
 int openai_parse_body(struct llm_parse *p, const char *body, size_t len, char **err)
@@ -70,7 +53,7 @@ int openai_parse_body(struct llm_parse *p, const char *body, size_t len, char **
 	int rc = LLM_OK;
 	json_t *j = json_loadb(body, len, 0, &jerr);
 	if (!json_is_object(j)) {
-		rc = j ? malformed(err, "not a JSON object")
+		rc = j ? llm_malformed(err, "not a JSON object")
 		       : (*err = xasprintf("malformed reply from the server: not JSON (%s at "
 					   "byte %d)", jerr.text, jerr.position),
 			  LLM_ERR_MALFORMED);
@@ -87,7 +70,7 @@ int openai_parse_body(struct llm_parse *p, const char *body, size_t len, char **
 	json_t *c0 = json_array_get(choices, 0);
 	json_t *msg = json_object_get(c0, "message");
 	if (!json_is_object(msg)) {
-		rc = malformed(err, "no 'choices[0].message' object");
+		rc = llm_malformed(err, "no 'choices[0].message' object");
 		goto out;
 	}
 	json_t *content = json_object_get(msg, "content");
@@ -101,7 +84,7 @@ int openai_parse_body(struct llm_parse *p, const char *body, size_t len, char **
 		if (!rc)
 			set_stop(p, "refusal");
 	} else if (content && !json_is_null(content)) {
-		rc = malformed(err, "'choices[0].message.content' is not a string");
+		rc = llm_malformed(err, "'choices[0].message.content' is not a string");
 	}
 	if (rc)
 		goto out;
@@ -141,7 +124,7 @@ int openai_parse_event(struct llm_parse *p, const struct sse_event *ev, char **e
 		return LLM_OK;
 	}
 	if (p->finished)
-		return malformed(err, "data after [DONE]");
+		return llm_malformed(err, "data after [DONE]");
 	json_t *j = json_loadb(ev->data, ev->data_len, 0, &jerr);
 	if (!json_is_object(j)) {
 		*err = xasprintf("malformed reply from the server: a stream chunk is not a JSON "
@@ -159,7 +142,7 @@ int openai_parse_event(struct llm_parse *p, const struct sse_event *ev, char **e
 	read_model(p, j);
 	json_t *choices = json_object_get(j, "choices");
 	if (choices && !json_is_array(choices)) {
-		rc = malformed(err, "'choices' in a stream chunk is not an array");
+		rc = llm_malformed(err, "'choices' in a stream chunk is not an array");
 		goto out;
 	}
 	json_t *c0 = json_array_get(choices, 0);
@@ -170,7 +153,7 @@ int openai_parse_event(struct llm_parse *p, const struct sse_event *ev, char **e
 			rc = llm_parse_add_text(p, json_string_value(content),
 						json_string_length(content), err);
 		else if (content && !json_is_null(content) && !json_is_string(content))
-			rc = malformed(err, "'delta.content' is not a string");
+			rc = llm_malformed(err, "'delta.content' is not a string");
 		if (rc)
 			goto out;
 		json_t *refusal = json_object_get(delta, "refusal");

@@ -5,7 +5,7 @@
  */
 #include "suite/engine_impl.h"
 #include "common/paths.h"
-#include "common/proc.h"
+#include "eval/eval.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -61,20 +61,14 @@ int suite_workers_make(const char *spec, struct worker **out, int *n, char **err
 			       "--gpus cpu:N with --recorded-evals DIR");
 		return -1;
 	}
-	struct strbuf sb = STRBUF_INIT;
-	sb.cap = 1 << 20;
-	const char *argv[] = { runner, "--devices", NULL };
-	struct child_process cp = CHILD_PROCESS_INIT;
-	cp.argv = argv;
-	cp.out = &sb;
-	cp.deadline_s = 60;
-	json_t *j = NULL;
 	int rc = -1;
-	if (run_command(&cp)) {
-		*err = xasprintf("cannot list GPUs: %s", cp.errmsg);
+	char *lerr = NULL;
+	json_t *j = eval_list_devices(runner, &lerr);
+	if (!j) {
+		*err = xasprintf("cannot list GPUs: %s", lerr);
+		free(lerr);
 		goto out;
 	}
-	j = json_loads(sb.buf, 0, NULL);
 	size_t nd = json_array_size(json_object_get(j, "devices"));
 	if (!nd) {
 		*err = xstrdup("no CUDA device found; without GPUs use --gpus cpu:N (compile-only "
@@ -93,7 +87,6 @@ int suite_workers_make(const char *spec, struct worker **out, int *n, char **err
 out:
 	if (j)
 		json_decref(j);
-	strbuf_release(&sb);
 	free(runner);
 	return rc;
 }

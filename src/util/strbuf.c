@@ -96,16 +96,11 @@ int strbuf_addch(struct strbuf *sb, int c)
 
 int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
-	va_list cp;
-	va_copy(cp, ap);
-	int n = vsnprintf(NULL, 0, fmt, cp);
-	va_end(cp);
-	if (n < 0)
-		BUG("bad format '%s'", fmt);
-	if (grow(sb, (size_t)n))
+	size_t n = fmt_len(fmt, ap);
+	if (grow(sb, n))
 		return -1;
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	sb->len += (size_t)n;
+	vsnprintf(sb->buf + sb->len, n + 1, fmt, ap);
+	sb->len += n;
 	return 0;
 }
 

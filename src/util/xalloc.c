@@ -50,17 +50,24 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+size_t fmt_len(const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		BUG("bad format '%s'", fmt);
+	return (size_t)n;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		BUG("bad format '%s'", fmt);
-	char *p = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	size_t n = fmt_len(fmt, ap);
+	char *p = xmalloc(n + 1);
+	vsnprintf(p, n + 1, fmt, ap);
 	va_end(ap);
 	return p;
 }
@@ -78,24 +85,29 @@ void *xgrow(void *arr, size_t need, size_t *alloc, size_t elsize)
 	return xrealloc(arr, n * elsize);
 }
 
+void vreportf(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("fatal: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vreportf("fatal: ", fmt, ap);
 	va_end(ap);
 	exit(128);
 }
 
 void bug_at(const char *file, int line, const char *fmt, ...)
 {
+	char prefix[256];
+	snprintf(prefix, sizeof(prefix), "BUG: %s:%d: ", file, line);
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "BUG: %s:%d: ", file, line);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vreportf(prefix, fmt, ap);
 	va_end(ap);
 	abort();
 }

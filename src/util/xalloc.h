@@ -7,6 +7,7 @@
 #ifndef CUTEGEN_XALLOC_H
 #define CUTEGEN_XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *xmalloc(size_t n);
@@ -16,6 +17,11 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* printf into a fresh heap string; the caller frees it. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* How many bytes vsnprintf would print (ap is left as it was); BUG() on a bad format. */
+size_t fmt_len(const char *fmt, va_list ap);
+/* PREFIX, the message and a newline to stderr: the one way messages are written (die, BUG,
+ * and the commands' error and warning). */
+void vreportf(const char *prefix, const char *fmt, va_list ap);
 
 /* Grow *arr (of *alloc elements of elsize) so that it holds at least `need` elements. */
 void *xgrow(void *arr, size_t need, size_t *alloc, size_t elsize);
