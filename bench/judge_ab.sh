@@ -3,8 +3,9 @@
 # the evaluator) and B (after), in turn (A B A B ...), so clock drift falls on both. For each
 # (kernel, task) it records each build's verdict, kernel time, speedup over the task's baseline
 # (cuBLASLt, or the copy roofline) measured in the same evaluation, and the evaluator's own wall
-# time (process start to report). The kernels: the hand-written examples under kernels/ and the
-# builtin agent's start kernel for a set of tasks (as B's `cutegen builtin TASK --source` gives).
+# time (process start to report). The kernels: the examples under kernels/ (generated from the
+# families) and the builtin agent's start kernel for a set of tasks (as B's `cutegen builtin
+# TASK --source` gives).
 #   A=old/cutegen B=build/cutegen OUT=DIR [ROUNDS=2] bash bench/judge_ab.sh
 # Writes $OUT/judge_ab.json (date, GPU, command, both commits, rows, summary).
 set -u

@@ -65,4 +65,25 @@ out=$(bash "$REPO/scripts/check-doc-paths.sh" "$tmp/r" 2>&1)
 [ $? -eq 1 ] && grep -q 'src/cmd/main.c:1: CONVENTIONS.md' <<<"$out" &&
     ok "a page named alone that is not in docs/ fails the path check" ||
     bad "a page named alone that is not in docs/ fails the path check ($out)"
+# one copy of each kernel: kernels/ is what scripts/gen-kernels.sh writes from builtin/
+CUTEGEN=${CUTEGEN:-$REPO/build/cutegen}
+# kernels_current FAMILY_DIR: 0 when kernels/ is what the families in FAMILY_DIR give
+kernels_current() {
+    rm -rf "$tmp/kernels"
+    BUILTIN_DIR=$1 CUTEGEN=$CUTEGEN bash "$REPO/scripts/gen-kernels.sh" "$tmp/kernels" >"$tmp/gen.log" 2>&1 &&
+        diff -r "$REPO/kernels" "$tmp/kernels" >"$tmp/gen.diff"
+}
+if kernels_current "$REPO/builtin"; then
+    ok "kernels/ is generated from the builtin families and up to date"
+else
+    bad "kernels/ is generated from the builtin families and up to date (run scripts/gen-kernels.sh): $(head -c 400 "$tmp/gen.log" "$tmp/gen.diff")"
+fi
+mkdir -p "$tmp/fam"
+cp "$REPO"/builtin/*.cu "$tmp/fam/"
+sed -i 's/^ \* Not for: broadcasting/ * (changed) Not for: broadcasting/' "$tmp/fam/elementwise.cu"
+if ! kernels_current "$tmp/fam" && grep -q 'relu_fp32.cu' "$tmp/gen.diff"; then
+    ok "a family changed without regenerating kernels/ fails the check"
+else
+    bad "a family changed without regenerating kernels/ fails the check ($(head -c 300 "$tmp/gen.diff"))"
+fi
 exit $failed
