@@ -568,281 +568,312 @@ out:
 	return rc;
 }
 
-int build_kernel(const struct build_opts *opts, const char *source, size_t len,
-		 struct build_result *out, char **err)
+/* One build's places and tools (build_kernel's steps share them). */
+struct build_job {
+	char *cache_dir, *tmp_root;  /* NULL without the cache */
+	char *work;                  /* the scratch (or, without the cache, the build) directory */
+	char *entry;                 /* the cache entry of the key */
+	char *cutlass, *abi_inc;     /* include directories */
+	char **argv;                 /* nvcc's */
+	struct strbuf abi;           /* the ABI header's text (part of the key) */
+};
+#define BUILD_JOB_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, STRBUF_INIT }
+
+static void build_job_release(struct build_job *j)
 {
-	char *cache_dir = NULL, *cutlass = NULL, *abi_inc = NULL, *work = NULL, *entry = NULL;
-	char *cutlass_version = NULL, *tmp_root = NULL, *path = NULL;
-	char **argv = NULL, **link_argv = NULL;
-	struct strbuf abi = STRBUF_INIT, log = STRBUF_INIT;
-	int rc = 0;
+	free(j->cache_dir);
+	free(j->tmp_root);
+	free(j->work);
+	free(j->entry);
+	free(j->cutlass);
+	free(j->abi_inc);
+	build_argv_free(j->argv);
+	strbuf_release(&j->abi);
+}
 
-	memset(out, 0, sizeof(*out));
-	*err = NULL;
-
+/* The target and the CUTLASS headers. */
+static int job_check_tools(struct build_job *j, const struct build_opts *opts, char **err)
+{
 	char gencode[64];
 	const char *arch = opts->arch ? opts->arch : BUILD_DEFAULT_ARCH;
 	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
 		*err = xasprintf("arch '%s' is not a GPU architecture nvcc knows; use one of "
 				 "%s (sm_90a for H100/H200)", arch, build_known_archs());
-		rc = CG_USAGE;
-		goto out;
+		return CG_USAGE;
 	}
-
 	if (opts->cutlass_include) {
-		cutlass = realpath(opts->cutlass_include, NULL);
-		if (!cutlass || !has_cute(cutlass)) {
+		j->cutlass = realpath(opts->cutlass_include, NULL);
+		if (!j->cutlass || !has_cute(j->cutlass)) {
 			*err = xasprintf("no CuTe headers in '%s' (expected cute/tensor.hpp there)",
 					 opts->cutlass_include);
-			rc = CG_ENV;
-			goto out;
+			return CG_ENV;
 		}
-	} else if (!(cutlass = build_find_cutlass_include())) {
+	} else if (!(j->cutlass = build_find_cutlass_include())) {
 		*err = xstrdup("cannot find the CUTLASS headers; set CUTLASS_DIR to a CUTLASS "
 			       "checkout (with include/cute)");
-		rc = CG_ENV;
-		goto out;
+		return CG_ENV;
 	}
+	return CG_OK;
+}
 
-	/* where entries (or, without the cache, the one build) live */
+/* mkdtemp on a template, with the error message of the build. */
+static int make_scratch(char *tmpl, char **err)
+{
+	if (mkdtemp(tmpl))
+		return CG_OK;
+	*err = xasprintf("cannot create a directory like '%s': %s", tmpl, strerror(errno));
+	return CG_IO;
+}
+
+/* Where entries (or, without the cache, the one build) live. */
+static int job_dirs(struct build_job *j, const struct build_opts *opts, char **err)
+{
 	if (opts->no_cache) {
 		const char *t = getenv("TMPDIR");
-		work = xasprintf("%s/cutegen-build.XXXXXX", t && *t ? t : "/tmp");
-		if (!mkdtemp(work)) {
-			*err = xasprintf("cannot create a directory like '%s': %s", work,
-					 strerror(errno));
-			rc = CG_IO;
-			goto out;
-		}
-	} else {
-		cache_dir = opts->cache_dir ? xstrdup(opts->cache_dir) : build_default_cache_dir();
-		if (!cache_dir) {
-			*err = xstrdup("no cache directory: set XDG_CACHE_HOME or HOME, or pass "
-				       "--cache-dir");
-			rc = CG_IO;
-			goto out;
-		}
-		tmp_root = xasprintf("%s/tmp", cache_dir);
-		if (mkdir_p(tmp_root)) {
-			*err = xasprintf("cannot create the cache directory '%s': %s", tmp_root,
-					 strerror(errno));
-			rc = CG_IO;
-			goto out;
-		}
-		/* absolute, since nvcc runs inside the scratch directory */
-		char *abs = realpath(cache_dir, NULL);
-		if (abs) {
-			free(cache_dir);
-			cache_dir = abs;
-			free(tmp_root);
-			tmp_root = xasprintf("%s/tmp", cache_dir);
-		}
+		j->work = xasprintf("%s/cutegen-build.XXXXXX", t && *t ? t : "/tmp");
+		return make_scratch(j->work, err);
 	}
+	j->cache_dir = opts->cache_dir ? xstrdup(opts->cache_dir) : build_default_cache_dir();
+	if (!j->cache_dir) {
+		*err = xstrdup("no cache directory: set XDG_CACHE_HOME or HOME, or pass --cache-dir");
+		return CG_IO;
+	}
+	j->tmp_root = xasprintf("%s/tmp", j->cache_dir);
+	if (mkdir_p(j->tmp_root)) {
+		*err = xasprintf("cannot create the cache directory '%s': %s", j->tmp_root,
+				 strerror(errno));
+		return CG_IO;
+	}
+	/* absolute, since nvcc runs inside the scratch directory */
+	char *abs = realpath(j->cache_dir, NULL);
+	if (abs) {
+		free(j->cache_dir);
+		j->cache_dir = abs;
+		free(j->tmp_root);
+		j->tmp_root = xasprintf("%s/tmp", j->cache_dir);
+	}
+	return CG_OK;
+}
 
-	rc = abi_header(opts, cache_dir ? cache_dir : work, &abi, &abi_inc, err);
+/*
+ * nvcc's command line and the cache key. The key names what is compiled, not where from: nvcc
+ * by its --version, CUTLASS by its version header and the ABI header by its text (all
+ * hashed), so a cache filled on one machine serves another with the same tools (the bundle
+ * carried to the GPU machine).
+ */
+static int job_key(struct build_job *j, const struct build_opts *opts, const char *source,
+		   size_t len, char key[65], char **err)
+{
+	int rc = abi_header(opts, j->cache_dir ? j->cache_dir : j->work, &j->abi, &j->abi_inc, err);
 	if (rc)
-		goto out;
-
-	argv = build_argv(opts, cutlass, abi_inc, err);
-	if (!argv) {
-		rc = CG_USAGE;
-		goto out;
-	}
-	const char *version = build_nvcc_version(argv[0], err);
-	if (!version) {
-		rc = CG_ENV;
-		goto out;
-	}
-	path = xasprintf("%s/cutlass/version.h", cutlass);
-	cutlass_version = read_small(path);
-	/* The key names what is compiled, not where from: nvcc by its --version, CUTLASS by its
-	 * version header and the ABI header by its text (all hashed), so a cache filled on one
-	 * machine serves another with the same tools (the bundle carried to the GPU machine). */
+		return rc;
+	j->argv = build_argv(opts, j->cutlass, j->abi_inc, err);
+	if (!j->argv)
+		return CG_USAGE;
+	const char *version = build_nvcc_version(j->argv[0], err);
+	if (!version)
+		return CG_ENV;
+	char *path = xasprintf("%s/cutlass/version.h", j->cutlass);
+	char *cutlass_version = read_small(path);
 	size_t nargs = 0;
-	while (argv[nargs])
+	while (j->argv[nargs])
 		nargs++;
 	const char **key_argv = xcalloc(nargs + 1, sizeof(char *));
-	char *cutlass_arg = xasprintf("-I%s", cutlass), *abi_arg = xasprintf("-I%s", abi_inc);
+	char *cutlass_arg = xasprintf("-I%s", j->cutlass), *abi_arg = xasprintf("-I%s", j->abi_inc);
 	for (size_t i = 0; i < nargs; i++)
-		key_argv[i] = i == 0 ? "nvcc" : !strcmp(argv[i], cutlass_arg) ? "-I<cutlass>"
-			    : !strcmp(argv[i], abi_arg) ? "-I<cutegen abi>" : argv[i];
-	build_cache_key(source, len, key_argv, version, cutlass_version, abi.buf,
-			opts->no_symbol_check ? "off" : policy_object_rules_version(), out->key);
+		key_argv[i] = i == 0 ? "nvcc" : !strcmp(j->argv[i], cutlass_arg) ? "-I<cutlass>"
+			    : !strcmp(j->argv[i], abi_arg) ? "-I<cutegen abi>" : j->argv[i];
+	build_cache_key(source, len, key_argv, version, cutlass_version, j->abi.buf,
+			opts->no_symbol_check ? "off" : policy_object_rules_version(), key);
 	free(key_argv);
 	free(cutlass_arg);
 	free(abi_arg);
-
-	if (cache_dir) {
-		entry = xasprintf("%s/%.2s/%s", cache_dir, out->key, out->key);
-		if (dir_exists(entry)) {
-			if (!read_entry(entry, out)) {
-				out->cache_hit = 1;
-				diag_parse(out->log, out->log_len, &out->diags);
-				goto out;
-			}
-			remove_tree(entry); /* damaged (an older format, a disk error): rebuild */
-		}
-		work = xasprintf("%s/%s.XXXXXX", tmp_root, out->key);
-		if (!mkdtemp(work)) {
-			*err = xasprintf("cannot create a directory like '%s': %s", work,
-					 strerror(errno));
-			rc = CG_IO;
-			goto out;
-		}
-	}
-
+	free(cutlass_version);
 	free(path);
-	path = xasprintf("%s/kernel.cu", work);
+	return CG_OK;
+}
+
+/* The cache entry of the key: *hit when it holds the result (out filled), else a fresh
+ * scratch directory to build in. */
+static int job_lookup(struct build_job *j, struct build_result *out, int *hit, char **err)
+{
+	j->entry = xasprintf("%s/%.2s/%s", j->cache_dir, out->key, out->key);
+	if (dir_exists(j->entry)) {
+		if (!read_entry(j->entry, out)) {
+			out->cache_hit = 1;
+			diag_parse(out->log, out->log_len, &out->diags);
+			*hit = 1;
+			return CG_OK;
+		}
+		remove_tree(j->entry); /* damaged (an older format, a disk error): rebuild */
+	}
+	j->work = xasprintf("%s/%s.XXXXXX", j->tmp_root, out->key);
+	return make_scratch(j->work, err);
+}
+
+/*
+ * Builds in the scratch directory: (1) nvcc compiles the candidate alone to an object, (2) the
+ * object check judges what it references before anything is linked to it, (3) only an
+ * admitted object is linked into the shared object. What nvcc said is recorded there.
+ */
+static int job_compile(struct build_job *j, const struct build_opts *opts, const char *source,
+		       size_t len, struct build_result *out, int *signaled, char **err)
+{
+	struct strbuf log = STRBUF_INIT;
+	char **link_argv = NULL, *tmpdir_env = NULL;
+	int rc = CG_IO;
+	char *path = xasprintf("%s/kernel.cu", j->work);
 	if (write_file_atomic(path, source, len)) {
 		*err = xasprintf("cannot write '%s': %s", path, strerror(errno));
-		rc = CG_IO;
 		goto out;
 	}
-
 	/* nvcc's temporaries go to the build directory, so a killed compile leaves none in /tmp */
-	char *tmpdir_env = xasprintf("TMPDIR=%s", work);
+	tmpdir_env = xasprintf("TMPDIR=%s", j->work);
 	const char *env[] = { tmpdir_env, "LC_ALL=C", NULL };
 	double deadline = opts->deadline_s > 0 ? opts->deadline_s : BUILD_DEFAULT_DEADLINE_S;
 	log.cap = opts->log_cap ? opts->log_cap : BUILD_DEFAULT_LOG_CAP;
-	/* 1. compile the candidate alone to an object */
 	struct child_process cp = CHILD_PROCESS_INIT;
-	cp.argv = (const char *const *)argv;
+	cp.argv = (const char *const *)j->argv;
 	cp.env = env;
-	cp.dir = work;
+	cp.dir = j->work;
 	cp.out = &log;
 	cp.err = &log;
 	cp.deadline_s = deadline;
-	int run = run_command(&cp);
-	if (run) {
+	if (run_command(&cp)) {
 		*err = xasprintf("cannot run nvcc: %s", cp.errmsg);
 		rc = CG_ENV;
-		free(tmpdir_env);
 		goto out;
 	}
 	out->status = cp.status;
 	out->timed_out = cp.timed_out;
 	out->log_truncated = cp.out_truncated;
 	out->compile_s = cp.wall_s;
-	int signaled = cp.signaled;
+	*signaled = cp.signaled;
 	free(path);
-	path = xasprintf("%s/kernel.o", work);
+	path = xasprintf("%s/kernel.o", j->work);
 	int compiled = cp.status == 0 && !cp.timed_out && file_exists(path);
 
-	/* 2. judge what it references, before anything is linked to it */
 	int driver = 0;
 	if (compiled) {
-		rc = check_object(opts, work, source, len, out, &driver, err);
-		if (rc) {
-			free(tmpdir_env);
+		rc = check_object(opts, j->work, source, len, out, &driver, err);
+		if (rc)
 			goto out;
-		}
 		if (opts->no_symbol_check) {
 			/* read all the same: whether the link needs libcuda */
 			policy_report_release(&out->symbols);
 			out->rejected = 0;
 		}
 	}
-
-	/* 3. only an admitted object becomes a shared object */
 	if (compiled && !out->rejected) {
 		link_argv = build_link_argv(opts, driver, err);
 		if (!link_argv) {
 			rc = CG_USAGE;
-			free(tmpdir_env);
 			goto out;
 		}
 		struct child_process lp = CHILD_PROCESS_INIT;
 		lp.argv = (const char *const *)link_argv;
 		lp.env = env;
-		lp.dir = work;
+		lp.dir = j->work;
 		lp.out = &log;
 		lp.err = &log;
 		lp.deadline_s = deadline - cp.wall_s > 30 ? deadline - cp.wall_s : 30;
-		run = run_command(&lp);
-		if (run) {
+		if (run_command(&lp)) {
 			*err = xasprintf("cannot run nvcc: %s", lp.errmsg);
 			rc = CG_ENV;
-			free(tmpdir_env);
 			goto out;
 		}
 		out->status = lp.status;
 		out->timed_out = lp.timed_out;
 		out->log_truncated |= lp.out_truncated;
 		out->compile_s += lp.wall_s;
-		signaled |= lp.signaled;
+		*signaled |= lp.signaled;
 	}
-	free(tmpdir_env);
 	unlink(path); /* the .so is what is kept */
 	free(path);
-	path = xasprintf("%s/kernel.so", work);
+	path = xasprintf("%s/kernel.so", j->work);
 	out->ok = compiled && !out->rejected && out->status == 0 && !out->timed_out &&
 		  file_exists(path);
 	if (!out->ok && !out->rejected && out->status == 0)
 		out->status = out->timed_out ? 124 : 1; /* "exit 0 but no .so" is a failure too */
-
-	char *log_path = xasprintf("%s/log", work);
-	int wrc = write_file_atomic(log_path, log.buf, log.len);
-	free(log_path);
+	free(path);
+	path = xasprintf("%s/log", j->work);
+	int wrc = write_file_atomic(path, log.buf, log.len);
 	if (!wrc)
-		wrc = write_result_file(work, out);
+		wrc = write_result_file(j->work, out);
 	if (wrc) {
-		*err = xasprintf("cannot write into '%s': %s", work, strerror(errno));
+		*err = xasprintf("cannot write into '%s': %s", j->work, strerror(errno));
 		rc = CG_IO;
 		goto out;
 	}
 	out->log = strbuf_detach(&log, &out->log_len);
 	diag_parse(out->log, out->log_len, &out->diags);
+	rc = CG_OK;
+out:
+	free(path);
+	free(tmpdir_env);
+	build_argv_free(link_argv);
+	strbuf_release(&log);
+	return rc;
+}
 
-	int cacheable = cache_dir && !out->timed_out && !signaled &&
+/* Keeps the build: as the cache entry (when it says something of the source), or in place
+ * without the cache; a compile cut short keeps nothing. */
+static int job_keep(struct build_job *j, struct build_result *out, int signaled, char **err)
+{
+	int cacheable = j->cache_dir && !out->timed_out && !signaled &&
 			(out->ok || out->rejected || says_something_of_source(&out->diags));
-	if (!cache_dir) {
-		out->dir = xstrdup(work);
+	if (!j->cache_dir) {
+		out->dir = xstrdup(j->work);
 	} else if (cacheable) {
-		char *parent = xasprintf("%s/%.2s", cache_dir, out->key);
+		char *parent = xasprintf("%s/%.2s", j->cache_dir, out->key);
 		int mk = mkdir_p(parent);
 		free(parent);
-		if (mk || rename(work, entry)) {
+		if (mk || rename(j->work, j->entry)) {
 			/* another process installed the same entry first: use theirs */
-			remove_tree(work);
-			if (!dir_exists(entry)) {
-				*err = xasprintf("cannot install the cache entry '%s': %s", entry,
+			remove_tree(j->work);
+			if (!dir_exists(j->entry)) {
+				*err = xasprintf("cannot install the cache entry '%s': %s", j->entry,
 						 strerror(errno));
-				rc = CG_IO;
-				goto out;
+				return CG_IO;
 			}
 		}
-		out->dir = xstrdup(entry);
+		out->dir = xstrdup(j->entry);
 	} else {
 		/* a compile cut short says nothing about the source: keep nothing */
-		remove_tree(work);
+		remove_tree(j->work);
 		out->ok = 0;
 	}
-	if (out->ok) {
+	if (out->ok)
 		out->so_path = xasprintf("%s/kernel.so", out->dir);
-	}
-	free(work);
-	work = NULL;
+	free(j->work);
+	j->work = NULL;
+	return CG_OK;
+}
 
+int build_kernel(const struct build_opts *opts, const char *source, size_t len,
+		 struct build_result *out, char **err)
+{
+	struct build_job j = BUILD_JOB_INIT;
+	int rc, signaled = 0, hit = 0;
+	memset(out, 0, sizeof(*out));
+	*err = NULL;
+	if ((rc = job_check_tools(&j, opts, err)) || (rc = job_dirs(&j, opts, err)) ||
+	    (rc = job_key(&j, opts, source, len, out->key, err)))
+		goto out;
+	if (j.cache_dir && ((rc = job_lookup(&j, out, &hit, err)) || hit))
+		goto out;
+	rc = job_compile(&j, opts, source, len, out, &signaled, err);
+	if (!rc)
+		rc = job_keep(&j, out, signaled, err);
 out:
 	if (rc) {
-		if (work)
-			remove_tree(work);
+		if (j.work)
+			remove_tree(j.work);
 		build_result_release(out);
 	} else if (!out->log) {
 		out->log = xstrdup("");
 	}
-	free(work);
-	build_argv_free(argv);
-	build_argv_free(link_argv);
-	free(cache_dir);
-	free(cutlass);
-	free(abi_inc);
-	free(entry);
-	free(cutlass_version);
-	free(tmp_root);
-	free(path);
-	strbuf_release(&abi);
-	strbuf_release(&log);
+	build_job_release(&j);
 	return rc;
 }
 
