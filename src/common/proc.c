@@ -126,7 +126,7 @@ static void set_limit(int res, unsigned long long v)
 	setrlimit(res, &rl);
 }
 
-static void child_fail(int fd, const char *what)
+static _Noreturn void child_fail(int fd, const char *what)
 {
 	int e = errno;
 	char msg[128];
@@ -139,139 +139,120 @@ static void child_fail(int fd, const char *what)
 	_exit(127);
 }
 
-int run_command(struct child_process *cp)
+/* The pipes of one child: stdin, stdout, stderr, and the exec report (close-on-exec). */
+struct child_pipes {
+	int in[2], out[2], err[2], ex[2];
+};
+
+/* In the child, between fork and exec: async-signal-safe calls only. Never returns. */
+static _Noreturn void child_start(const struct child_process *cp, const struct child_pipes *p,
+				  int devnull, pid_t parent, const char *prog, char **envp)
 {
-	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
-	int ex_pipe[2] = { -1, -1 };
-	int rc = -1, devnull = -1;
-	char **envp = NULL;
-	char *prog = NULL;
-	const char *path_env = getenv("PATH");
-
-	cp->status = -1;
-	cp->signaled = cp->timed_out = cp->out_truncated = cp->netns_applied = 0;
-	cp->errmsg[0] = '\0';
-	if (!cp->argv || !cp->argv[0])
-		BUG("run_command without argv");
-
-	prog = resolve_program(cp->argv[0], path_env);
-	if (!prog) {
-		snprintf(cp->errmsg, sizeof(cp->errmsg), "no such program '%s' (not found in PATH)",
-			 cp->argv[0]);
-		return -1;
+	/* It runs in a process group of its own (a deadline kills the group), which signals to
+	 * ours do not reach: so it dies with the thread that started it, and no run, compile or
+	 * evaluation outlives cutegen. */
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	signal(SIGPIPE, SIG_DFL);
+	int in = cp->in_data ? p->in[0] : devnull;
+	int o = cp->out ? p->out[1] : (cp->inherit_out ? 1 : devnull);
+	int e = cp->err ? (cp->err == cp->out ? p->out[1] : p->err[1])
+			: (cp->inherit_err ? 2 : devnull);
+	if (dup2(in, 0) < 0 || (o != 1 && dup2(o, 1) < 0) || (e != 2 && dup2(e, 2) < 0))
+		child_fail(p->ex[1], "dup2");
+	if (cp->dir && chdir(cp->dir))
+		child_fail(p->ex[1], "chdir");
+	if (cp->limits) {
+		const struct proc_limits *l = cp->limits;
+		if (l->as_bytes) set_limit(RLIMIT_AS, l->as_bytes);
+		if (l->cpu_s) set_limit(RLIMIT_CPU, l->cpu_s);
+		if (l->fsize_bytes) set_limit(RLIMIT_FSIZE, l->fsize_bytes);
+		if (l->nofile) set_limit(RLIMIT_NOFILE, l->nofile);
+		if (l->nproc) set_limit(RLIMIT_NPROC, l->nproc);
+		set_limit(RLIMIT_CORE, l->core_bytes);
 	}
-	envp = build_env(cp);
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (pipe2(ex_pipe, O_CLOEXEC) || (cp->in_data && pipe2(in_pipe, O_CLOEXEC)) ||
-	    (cp->out && pipe2(out_pipe, O_CLOEXEC)) ||
-	    (cp->err && cp->err != cp->out && pipe2(err_pipe, O_CLOEXEC))) {
-		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot create pipes: %s", strerror(errno));
-		goto out;
-	}
+	/* a network namespace of its own: only a loopback, down; EPERM without root */
+	if (cp->new_netns && unshare(CLONE_NEWNET) == 0)
+		(void)!write(p->ex[1], "N", 1);
+	execve(prog, (char *const *)cp->argv, envp);
+	child_fail(p->ex[1], "exec");
+}
 
-	double start = now_s();
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot fork: %s", strerror(errno));
-		goto out;
-	}
-	if (pid == 0) {
-		/* child: async-signal-safe calls only. It runs in a process group of its own (a
-		 * deadline kills the group), which signals to ours do not reach: so it dies with
-		 * the thread that started it, and no run, compile or evaluation outlives cutegen. */
-		setpgid(0, 0);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		int in = cp->in_data ? in_pipe[0] : devnull;
-		int o = cp->out ? out_pipe[1] : (cp->inherit_out ? 1 : devnull);
-		int e = cp->err ? (cp->err == cp->out ? out_pipe[1] : err_pipe[1])
-				: (cp->inherit_err ? 2 : devnull);
-		if (dup2(in, 0) < 0 || (o != 1 && dup2(o, 1) < 0) || (e != 2 && dup2(e, 2) < 0))
-			child_fail(ex_pipe[1], "dup2");
-		if (cp->dir && chdir(cp->dir))
-			child_fail(ex_pipe[1], "chdir");
-		if (cp->limits) {
-			const struct proc_limits *l = cp->limits;
-			if (l->as_bytes) set_limit(RLIMIT_AS, l->as_bytes);
-			if (l->cpu_s) set_limit(RLIMIT_CPU, l->cpu_s);
-			if (l->fsize_bytes) set_limit(RLIMIT_FSIZE, l->fsize_bytes);
-			if (l->nofile) set_limit(RLIMIT_NOFILE, l->nofile);
-			if (l->nproc) set_limit(RLIMIT_NPROC, l->nproc);
-			set_limit(RLIMIT_CORE, l->core_bytes);
-		}
-		/* a network namespace of its own: only a loopback, down; EPERM without root */
-		if (cp->new_netns && unshare(CLONE_NEWNET) == 0)
-			(void)!write(ex_pipe[1], "N", 1);
-		execve(prog, (char *const *)cp->argv, envp);
-		child_fail(ex_pipe[1], "exec");
-	}
-	setpgid(pid, pid); /* also from the parent, to win the race with kill(-pid) */
-	if (cp->pid_slot)
-		*cp->pid_slot = pid;
-	close(ex_pipe[1]);
-	ex_pipe[1] = -1;
-	if (in_pipe[0] >= 0) { close(in_pipe[0]); in_pipe[0] = -1; }
-	if (out_pipe[1] >= 0) { close(out_pipe[1]); out_pipe[1] = -1; }
-	if (err_pipe[1] >= 0) { close(err_pipe[1]); err_pipe[1] = -1; }
-
-	/* Until exec closes it: "N" when the network namespace was made, then a failure message */
+/* Reads the exec report until exec closes it: "N" when the network namespace was made, then a
+ * failure message. 0 when the program runs, -1 (child reaped, cp->errmsg set) when not. */
+static int read_exec_report(struct child_process *cp, int ex_fd, pid_t pid)
+{
 	char exmsg[160];
 	ssize_t exn = 0, got;
 	while (exn < (ssize_t)sizeof(exmsg) &&
-	       ((got = read(ex_pipe[0], exmsg + exn, sizeof(exmsg) - (size_t)exn)) > 0 ||
+	       ((got = read(ex_fd, exmsg + exn, sizeof(exmsg) - (size_t)exn)) > 0 ||
 		(got < 0 && errno == EINTR)))
 		exn += got > 0 ? got : 0;
 	if (exn > 0 && exmsg[0] == 'N') {
 		cp->netns_applied = 1;
 		memmove(exmsg, exmsg + 1, (size_t)--exn);
 	}
-	if (exn > 0) {
-		int status;
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		int e = (unsigned char)exmsg[exn - 1];
-		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot run '%s': %.*s failed: %s",
-			 cp->argv[0], (int)(exn - 2), exmsg, strerror(e));
-		goto out;
-	}
+	if (exn <= 0)
+		return 0;
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	int e = (unsigned char)exmsg[exn - 1];
+	snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot run '%s': %.*s failed: %s", cp->argv[0],
+		 (int)(exn - 2), exmsg, strerror(e));
+	return -1;
+}
 
-	/* Feed stdin and drain stdout/stderr until all close, or the deadline passes. A child
-	 * that exits without reading all its stdin must not kill us with SIGPIPE: EPIPE will do. */
+/* Appends child output to sb up to its cap; past it, fills it and marks the output cut. */
+static void sink_add(struct child_process *cp, struct strbuf *sb, const char *buf, size_t n)
+{
+	if (strbuf_add(sb, buf, n)) {
+		size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
+		strbuf_add(sb, buf, room);
+		cp->out_truncated = 1;
+	}
+}
+
+/*
+ * Feeds stdin and drains stdout/stderr until all close, or the deadline (*deadline, 0 = none)
+ * passes: then the group is killed and *deadline cleared. A child that exits without reading
+ * all its stdin must not kill us with SIGPIPE: EPIPE will do. Closes the pipes it ends.
+ */
+static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, double *deadline)
+{
 	struct sigaction ign, old_pipe;
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	if (in_pipe[1] >= 0)
-		fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
+	if (p->in[1] >= 0)
+		fcntl(p->in[1], F_SETFL, O_NONBLOCK);
 	size_t in_off = 0;
 	struct strbuf *sinks[2] = { cp->out, cp->err == cp->out ? NULL : cp->err };
-	int fds[2] = { out_pipe[0], err_pipe[0] };
-	double deadline = cp->deadline_s > 0 ? start + cp->deadline_s : 0;
+	int *fds[2] = { &p->out[0], &p->err[0] };
 	for (;;) {
 		struct pollfd pfd[3];
 		int np = 0, idx[3];
 		for (int k = 0; k < 2; k++)
-			if (fds[k] >= 0) {
-				pfd[np].fd = fds[k];
+			if (*fds[k] >= 0) {
+				pfd[np].fd = *fds[k];
 				pfd[np].events = POLLIN;
 				idx[np++] = k;
 			}
-		if (in_pipe[1] >= 0) {
-			pfd[np].fd = in_pipe[1];
+		if (p->in[1] >= 0) {
+			pfd[np].fd = p->in[1];
 			pfd[np].events = POLLOUT;
 			idx[np++] = 2;
 		}
 		if (!np)
 			break;
 		int timeout = -1;
-		if (deadline) {
-			double left = deadline - now_s();
+		if (*deadline) {
+			double left = *deadline - now_s();
 			if (left <= 0) {
 				kill(-pid, SIGKILL);
 				cp->timed_out = 1;
-				deadline = 0;
+				*deadline = 0;
 				continue;
 			}
 			timeout = (int)(left * 1000) + 1;
@@ -284,35 +265,33 @@ int run_command(struct child_process *cp)
 				continue;
 			int k = idx[i];
 			if (k == 2) {
-				ssize_t w = write(in_pipe[1], cp->in_data + in_off, cp->in_len - in_off);
+				ssize_t w = write(p->in[1], cp->in_data + in_off, cp->in_len - in_off);
 				if (w > 0)
 					in_off += (size_t)w;
 				if ((w < 0 && errno != EAGAIN && errno != EINTR) || in_off == cp->in_len ||
 				    (pfd[i].revents & (POLLERR | POLLHUP))) {
-					close(in_pipe[1]);
-					in_pipe[1] = -1;
+					close(p->in[1]);
+					p->in[1] = -1;
 				}
 				continue;
 			}
 			char buf[65536];
-			ssize_t n = read(fds[k], buf, sizeof(buf));
+			ssize_t n = read(*fds[k], buf, sizeof(buf));
 			if (n > 0) {
-				struct strbuf *sb = k == 0 ? sinks[0] : sinks[1];
-				if (strbuf_add(sb, buf, (size_t)n)) {
-					size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
-					strbuf_add(sb, buf, room);
-					cp->out_truncated = 1;
-				}
+				sink_add(cp, sinks[k], buf, (size_t)n);
 			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-				close(fds[k]);
-				fds[k] = -1;
+				close(*fds[k]);
+				*fds[k] = -1;
 			}
 		}
 	}
 	sigaction(SIGPIPE, &old_pipe, NULL);
-	out_pipe[0] = fds[0];
-	err_pipe[0] = fds[1];
+}
 
+/* Waits for the child (killing its group at the deadline), then kills what it left in its
+ * group; fills cp's status. */
+static void reap(struct child_process *cp, pid_t pid, double deadline)
+{
 	int status = 0;
 	for (;;) {
 		if (deadline) {
@@ -335,22 +314,75 @@ int run_command(struct child_process *cp)
 		*cp->pid_slot = 0;
 	/* The candidate may have left helpers behind in its group: they go too. */
 	kill(-pid, SIGKILL);
-	cp->wall_s = now_s() - start;
 	if (WIFEXITED(status)) {
 		cp->status = WEXITSTATUS(status);
 	} else if (WIFSIGNALED(status)) {
 		cp->status = 128 + WTERMSIG(status);
 		cp->signaled = 1;
 	}
+}
+
+int run_command(struct child_process *cp)
+{
+	struct child_pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	int rc = -1, devnull = -1;
+	char **envp = NULL;
+	char *prog = NULL;
+
+	cp->status = -1;
+	cp->signaled = cp->timed_out = cp->out_truncated = cp->netns_applied = 0;
+	cp->errmsg[0] = '\0';
+	if (!cp->argv || !cp->argv[0])
+		BUG("run_command without argv");
+
+	prog = resolve_program(cp->argv[0], getenv("PATH"));
+	if (!prog) {
+		snprintf(cp->errmsg, sizeof(cp->errmsg), "no such program '%s' (not found in PATH)",
+			 cp->argv[0]);
+		return -1;
+	}
+	envp = build_env(cp);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (pipe2(p.ex, O_CLOEXEC) || (cp->in_data && pipe2(p.in, O_CLOEXEC)) ||
+	    (cp->out && pipe2(p.out, O_CLOEXEC)) ||
+	    (cp->err && cp->err != cp->out && pipe2(p.err, O_CLOEXEC))) {
+		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot create pipes: %s", strerror(errno));
+		goto out;
+	}
+
+	double start = now_s();
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_start(cp, &p, devnull, parent, prog, envp);
+	setpgid(pid, pid); /* also from the parent, to win the race with kill(-pid) */
+	if (cp->pid_slot)
+		*cp->pid_slot = pid;
+	close(p.ex[1]);
+	p.ex[1] = -1;
+	if (p.in[0] >= 0) { close(p.in[0]); p.in[0] = -1; }
+	if (p.out[1] >= 0) { close(p.out[1]); p.out[1] = -1; }
+	if (p.err[1] >= 0) { close(p.err[1]); p.err[1] = -1; }
+
+	if (read_exec_report(cp, p.ex[0], pid))
+		goto out;
+	double deadline = cp->deadline_s > 0 ? start + cp->deadline_s : 0;
+	pump(cp, &p, pid, &deadline);
+	reap(cp, pid, deadline);
+	cp->wall_s = now_s() - start;
 	rc = 0;
 out:
 	if (cp->pid_slot)
 		*cp->pid_slot = 0;
 	for (int i = 0; i < 2; i++) {
-		if (in_pipe[i] >= 0) close(in_pipe[i]);
-		if (out_pipe[i] >= 0) close(out_pipe[i]);
-		if (err_pipe[i] >= 0) close(err_pipe[i]);
-		if (ex_pipe[i] >= 0) close(ex_pipe[i]);
+		if (p.in[i] >= 0) close(p.in[i]);
+		if (p.out[i] >= 0) close(p.out[i]);
+		if (p.err[i] >= 0) close(p.err[i]);
+		if (p.ex[i] >= 0) close(p.ex[i]);
 	}
 	if (devnull >= 0)
 		close(devnull);
