@@ -253,15 +253,10 @@ static void fmt_time(struct strbuf *out, double ns)
 		strbuf_addf(out, "%.2f us", ns / 1e3);
 }
 
-void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct strbuf *out)
+/* The numbers of the summary: totals, time-weighted throughputs, the bound, and the launch
+ * and pipe metrics of the longest kernel (s->top). */
+static void summary_numbers(const struct ncu_report *rep, struct ncu_summary *s)
 {
-	memset(s, 0, sizeof(*s));
-	s->kernels = rep->nr;
-	if (!rep->nr) {
-		if (out)
-			strbuf_addstr(out, "no kernel was profiled\n");
-		return;
-	}
 	double best = -1;
 	for (size_t i = 0; i < rep->nr; i++) {
 		double t = val(&rep->kernels[i], "gpu__time_duration.sum");
@@ -328,10 +323,12 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 			  val(k, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"));
 	s->st_ways = ways(val(k, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
 			  val(k, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"));
-	if (!out)
-		return;
+}
 
-	/* bound */
+/* "bound      memory-bound: DRAM at 91% of peak, ..." */
+static void print_bound(const struct ncu_report *rep, const struct ncu_summary *s,
+			struct strbuf *out)
+{
 	strbuf_addf(out, "bound      %s: ", ncu_bound_name(s->bound));
 	if (s->bound == NCU_BOUND_MEMORY || s->bound == NCU_BOUND_LATENCY) {
 		if (s->dram_pct >= 0)
@@ -349,8 +346,12 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 	if (s->l2_pct >= 0 && s->l1_pct >= 0)
 		strbuf_addf(out, "; L2 %.0f%%, L1 %.0f%%", s->l2_pct, s->l1_pct);
 	strbuf_addch(out, '\n');
+}
 
-	/* time and traffic */
+/* "time       1.2 ms in 1 kernel launch ...; DRAM traffic ..." */
+static void print_time(const struct ncu_report *rep, const struct ncu_summary *s,
+		       struct strbuf *out)
+{
 	if (s->total_ns > 0) {
 		strbuf_addstr(out, "time       ");
 		fmt_time(out, s->total_ns);
@@ -363,8 +364,12 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 		}
 		strbuf_addch(out, '\n');
 	}
+}
 
-	/* occupancy */
+/* "occupancy  achieved 48% of theoretical 50% (limited by ...) ..." */
+static void print_occupancy(const struct ncu_report *rep, const struct ncu_summary *s,
+			    struct strbuf *out)
+{
 	if (s->occ_pct >= 0 || s->regs >= 0) {
 		strbuf_addstr(out, "occupancy  ");
 		if (s->occ_pct >= 0)
@@ -397,8 +402,11 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 			strbuf_addf(out, " (%.2f waves)", s->waves);
 		strbuf_addch(out, '\n');
 	}
+}
 
-	/* stalls of the longest kernel, as shares of all stall reasons */
+/* "stalls     top: ...": the stalls of the longest kernel, as shares of all stall reasons */
+static void print_stalls(const struct ncu_kernel *k, struct strbuf *out)
+{
 	struct stall stalls[32];
 	size_t ns = 0;
 	double total = 0;
@@ -428,8 +436,12 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 		}
 		strbuf_addstr(out, " (of stalled warp-cycles per issued instruction)\n");
 	}
+}
 
-	/* shared memory */
+/* "shared     2.0-way bank conflicts on loads" */
+static void print_shared(const struct ncu_report *rep, const struct ncu_summary *s,
+			 struct strbuf *out)
+{
 	if (s->ld_ways > 0 || s->st_ways > 0) {
 		int any = 0;
 		strbuf_addstr(out, "shared     ");
@@ -445,8 +457,12 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 			strbuf_addstr(out, "no bank conflicts");
 		strbuf_addch(out, '\n');
 	}
+}
 
-	/* tensor pipes */
+/* "tensor     tensor pipes active 80% of cycles" */
+static void print_tensor(const struct ncu_report *rep, const struct ncu_summary *s,
+			 struct strbuf *out)
+{
 	if (s->tensor_pct >= 0) {
 		if (s->tensor_pct < 1) {
 			strbuf_addstr(out, "tensor     tensor pipes idle");
@@ -457,8 +473,14 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 		}
 		strbuf_addch(out, '\n');
 	}
+}
 
-	/* several kernels: the largest few */
+/* "kernels    3 launches; longest: NAME 1.1 ms (90%)" */
+static void print_kernels(const struct ncu_report *rep, const struct ncu_summary *s,
+			  struct strbuf *out)
+{
+	const struct ncu_kernel *k = &rep->kernels[s->top];
+	double best = val(k, "gpu__time_duration.sum");
 	if (rep->nr > 1 && s->total_ns > 0) {
 		strbuf_addf(out, "kernels    %zu launches; longest: ", rep->nr);
 		const char *nm = k->name;
@@ -466,6 +488,27 @@ void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct s
 		fmt_time(out, best);
 		strbuf_addf(out, " (%.0f%%)\n", 100 * best / s->total_ns);
 	}
+}
+
+void ncu_summarize(const struct ncu_report *rep, struct ncu_summary *s, struct strbuf *out)
+{
+	memset(s, 0, sizeof(*s));
+	s->kernels = rep->nr;
+	if (!rep->nr) {
+		if (out)
+			strbuf_addstr(out, "no kernel was profiled\n");
+		return;
+	}
+	summary_numbers(rep, s);
+	if (!out)
+		return;
+	print_bound(rep, s, out);
+	print_time(rep, s, out);
+	print_occupancy(rep, s, out);
+	print_stalls(&rep->kernels[s->top], out);
+	print_shared(rep, s, out);
+	print_tensor(rep, s, out);
+	print_kernels(rep, s, out);
 }
 
 json_t *ncu_report_json(const struct ncu_report *rep)
@@ -613,6 +656,122 @@ static void finish(struct ncu_result *r, const char *key, const char *const *arg
 	}
 }
 
+/* ncu (o->ncu, $CUTEGEN_NCU, PATH) and the runner, or NCU_E_MISSING / NCU_E_SETUP. */
+static int find_tools(const struct ncu_opts *o, char **ncu, char **runner, char **err)
+{
+	const char *env_ncu = getenv("CUTEGEN_NCU");
+	*ncu = o->ncu ? xstrdup(o->ncu) : env_ncu && *env_ncu ? xstrdup(env_ncu) : paths_find_program("ncu");
+	if (!*ncu || access(*ncu, X_OK)) {
+		*err = xasprintf("ncu (Nsight Compute) not found%s%s%s; install Nsight Compute or put "
+				 "ncu on PATH", *ncu ? " at '" : " in PATH or /usr/local/cuda/bin",
+				 *ncu ? *ncu : "", *ncu ? "'" : "");
+		return NCU_E_MISSING;
+	}
+	*runner = o->runner ? xstrdup(o->runner) : paths_runner();
+	if (!*runner || access(*runner, X_OK)) {
+		*err = xasprintf("cannot run the runner '%s': build it with 'make'",
+				 *runner ? *runner : "cutegen-runner");
+		return NCU_E_SETUP;
+	}
+	return NCU_OK;
+}
+
+/* The cache key: what was profiled (the .so's hash, the canonical task), on what (device,
+ * CUDA_VISIBLE_DEVICES), with which question (the metrics). */
+static void profile_key(const char *so_hex, const struct strbuf *task_json, const char *dev,
+			char key[65])
+{
+	struct sha256 h;
+	sha256_init(&h);
+	sha256_update(&h, CACHE_VERSION, strlen(CACHE_VERSION) + 1);
+	sha256_update(&h, so_hex, 64);
+	sha256_update(&h, task_json->buf, task_json->len + 1);
+	sha256_update(&h, dev, strlen(dev) + 1);
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	sha256_update(&h, cvd ? cvd : "", cvd ? strlen(cvd) + 1 : 1);
+	for (int i = 0; ncu_metrics[i]; i++)
+		sha256_update(&h, ncu_metrics[i], strlen(ncu_metrics[i]) + 1);
+	sha256_final_hex(&h, key);
+}
+
+/* A cached profile of the key into r: 1 when there is one. */
+static int from_cache(const char *cache_file, const char *key, struct ncu_result *r)
+{
+	struct strbuf csv = STRBUF_INIT;
+	int hit = 0;
+	if (strbuf_read_file(&csv, cache_file, NCU_LOG_CAP) == 0) {
+		char *perr = NULL;
+		if (ncu_csv_parse(csv.buf, csv.len, &r->report, &perr) == 0 && r->report.nr) {
+			r->cache_hit = 1;
+			finish(r, key, NULL);
+			hit = 1;
+		} else {
+			ncu_report_release(&r->report);
+		}
+		free(perr);
+	}
+	strbuf_release(&csv);
+	return hit;
+}
+
+/* The runner's report of an attempt (its verdict into r->runner_verdict); NULL if none. */
+static json_t *read_runner_report(const char *report_path, struct ncu_result *r)
+{
+	struct strbuf rep_text = STRBUF_INIT;
+	free(r->runner_verdict);
+	r->runner_verdict = NULL;
+	json_t *rep = NULL;
+	if (strbuf_read_file(&rep_text, report_path, 1u << 20) == 0 &&
+	    (rep = json_loads(rep_text.buf, 0, NULL))) {
+		const char *v = json_string_value(json_object_get(rep, "verdict"));
+		if (v)
+			r->runner_verdict = xstrdup(v);
+	}
+	strbuf_release(&rep_text);
+	return rep;
+}
+
+/*
+ * Why an attempt gave no profile, from what ncu said (c: ncu_classify_output's status, *why
+ * its words) and the runner's report: the candidate failing is NCU_E_KERNEL; nothing wrong
+ * said but no rows is NCU_E_OUTPUT (pr: the CSV parse failed) or NCU_E_NO_KERNELS.
+ */
+static int attempt_failure(int c, char **why, const struct ncu_result *r, json_t *rep,
+			   const char *perr, int pr, int status)
+{
+	if (c != NCU_OK && c != NCU_E_NO_KERNELS)
+		return c;
+	const char *v = r->runner_verdict;
+	if (v && verdict_parse(v) != VERDICT_PASS) {
+		const char *m = json_string_value(json_object_get(rep, "message"));
+		free(*why);
+		*why = xasprintf("the candidate failed while being profiled (%s): %s", v, m ? m : "");
+		return NCU_E_KERNEL;
+	}
+	if (c == NCU_OK) {
+		*why = xasprintf("%s (ncu exit status %d)", perr ? perr : "ncu printed no kernel rows",
+				 status);
+		return pr ? NCU_E_OUTPUT : NCU_E_NO_KERNELS;
+	}
+	return c;
+}
+
+/* One run of ncu on the runner, its output (both streams) captured into printed. */
+static int run_ncu(const struct ncu_opts *o, const char **argv, const char *dir,
+		   const char *cvd_env, struct strbuf *printed, struct child_process *cp)
+{
+	static const struct proc_limits lim = { .nofile = 4096, .fsize_bytes = 1ull << 32 };
+	const char *env[] = { cvd_env, NULL };
+	strbuf_reset(printed);
+	printed->cap = NCU_LOG_CAP;
+	cp->clear_env = 1;
+	cp->env = cvd_env ? env : NULL;
+	cp->dir = dir;
+	cp->limits = &lim;
+	return capture_command(cp, argv, printed, NCU_LOG_CAP, 1,
+			       o->deadline_s > 0 ? o->deadline_s : NCU_DEFAULT_DEADLINE_S);
+}
+
 int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_path,
 		struct ncu_result *r, char **err)
 {
@@ -625,21 +784,10 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 	const char *argv[64];
 	*err = NULL;
 
-	const char *env_ncu = getenv("CUTEGEN_NCU");
-	ncu = o->ncu ? xstrdup(o->ncu) : env_ncu && *env_ncu ? xstrdup(env_ncu) : paths_find_program("ncu");
-	if (!ncu || access(ncu, X_OK)) {
-		*err = xasprintf("ncu (Nsight Compute) not found%s%s%s; install Nsight Compute or put "
-				 "ncu on PATH", ncu ? " at '" : " in PATH or /usr/local/cuda/bin",
-				 ncu ? ncu : "", ncu ? "'" : "");
-		st = NCU_E_MISSING;
+	st = find_tools(o, &ncu, &runner, err);
+	if (st)
 		goto out;
-	}
-	runner = o->runner ? xstrdup(o->runner) : paths_runner();
-	if (!runner || access(runner, X_OK)) {
-		*err = xasprintf("cannot run the runner '%s': build it with 'make'",
-				 runner ? runner : "cutegen-runner");
-		goto out;
-	}
+	st = NCU_E_SETUP;
 	so = realpath(so_path, NULL);
 	if (!so || hash_file(so, so_hex)) {
 		*err = xasprintf("kernel library '%s' cannot be read", so_path);
@@ -647,32 +795,13 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 	}
 	snprintf(dev, sizeof(dev), "%d", o->device);
 
-	/* the cache key: what was profiled, on what, with which question */
 	task_to_json(t, &sb);
-	struct sha256 h;
-	sha256_init(&h);
-	sha256_update(&h, CACHE_VERSION, strlen(CACHE_VERSION) + 1);
-	sha256_update(&h, so_hex, 64);
-	sha256_update(&h, sb.buf, sb.len + 1);
-	sha256_update(&h, dev, strlen(dev) + 1);
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	sha256_update(&h, cvd ? cvd : "", cvd ? strlen(cvd) + 1 : 1);
-	for (int i = 0; ncu_metrics[i]; i++)
-		sha256_update(&h, ncu_metrics[i], strlen(ncu_metrics[i]) + 1);
-	sha256_final_hex(&h, key);
+	profile_key(so_hex, &sb, dev, key);
 	cache = o->cache_dir ? xstrdup(o->cache_dir) : default_cache_dir();
 	cache_file = xasprintf("%s/%s.csv", cache, key);
-	if (!o->no_cache && strbuf_read_file(&logf, cache_file, NCU_LOG_CAP) == 0) {
-		char *perr = NULL;
-		if (ncu_csv_parse(logf.buf, logf.len, &r->report, &perr) == 0 && r->report.nr) {
-			r->cache_hit = 1;
-			finish(r, key, NULL);
-			st = NCU_OK;
-			goto out;
-		}
-		free(perr);
-		ncu_report_release(&r->report);
-		strbuf_reset(&logf);
+	if (!o->no_cache && from_cache(cache_file, key, r)) {
+		st = NCU_OK;
+		goto out;
 	}
 
 	const char *tmp = o->scratch_root ? o->scratch_root : getenv("TMPDIR");
@@ -691,8 +820,8 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		goto out;
 	}
 
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
 	char *cvd_env = cvd ? xasprintf("CUDA_VISIBLE_DEVICES=%s", cvd) : NULL;
-	const char *env[] = { cvd_env, NULL };
 	int details = 0;
 	int turn = gpu_turn_take(); /* see eval's: no other process's timing shares the GPU */
 	for (int attempt = 0; attempt < 5; attempt++) {
@@ -701,22 +830,9 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 			   report_path, dev);
 		unlink(log_path);
 		unlink(report_path);
-		strbuf_reset(&printed);
 		strbuf_reset(&logf);
-		printed.cap = NCU_LOG_CAP;
-		struct proc_limits lim = { 0 };
-		lim.nofile = 4096;
-		lim.fsize_bytes = 1ull << 32;
 		struct child_process cp = CHILD_PROCESS_INIT;
-		cp.argv = argv;
-		cp.clear_env = 1;
-		cp.env = cvd_env ? env : NULL;
-		cp.dir = dir;
-		cp.out = &printed;
-		cp.err = &printed;
-		cp.deadline_s = o->deadline_s > 0 ? o->deadline_s : NCU_DEFAULT_DEADLINE_S;
-		cp.limits = &lim;
-		if (run_command(&cp)) {
+		if (run_ncu(o, argv, dir, cvd_env, &printed, &cp)) {
 			*err = xasprintf("cannot run '%s': %s", ncu, cp.errmsg);
 			st = NCU_E_MISSING;
 			break;
@@ -737,17 +853,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		free(r->log);
 		r->log = strbuf_detach(&all, NULL);
 
-		struct strbuf rep_text = STRBUF_INIT;
-		free(r->runner_verdict);
-		r->runner_verdict = NULL;
-		json_t *rep = NULL;
-		if (strbuf_read_file(&rep_text, report_path, 1u << 20) == 0 &&
-		    (rep = json_loads(rep_text.buf, 0, NULL))) {
-			const char *v = json_string_value(json_object_get(rep, "verdict"));
-			if (v)
-				r->runner_verdict = xstrdup(v);
-		}
-		strbuf_release(&rep_text);
+		json_t *rep = read_runner_report(report_path, r);
 
 		const char *text = pick_output(&logf, &printed);
 		char *perr = NULL;
@@ -781,21 +887,8 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 			continue;
 		}
 		strbuf_release(&names);
-		if (c == NCU_OK || c == NCU_E_NO_KERNELS) {
-			/* the candidate may be the cause: the runner's verdict says so */
-			const char *v = r->runner_verdict;
-			if (v && verdict_parse(v) != VERDICT_PASS) {
-				const char *m = json_string_value(json_object_get(rep, "message"));
-				free(why);
-				why = xasprintf("the candidate failed while being profiled (%s): %s", v,
-						m ? m : "");
-				c = NCU_E_KERNEL;
-			} else if (c == NCU_OK) {
-				why = xasprintf("%s (ncu exit status %d)", perr ? perr : "ncu printed no kernel rows",
-						cp.status);
-				c = pr ? NCU_E_OUTPUT : NCU_E_NO_KERNELS;
-			}
-		}
+		/* the candidate may be the cause: the runner's verdict says so */
+		c = attempt_failure(c, &why, r, rep, perr, pr, cp.status);
 		free(perr);
 		if (rep)
 			json_decref(rep);
