@@ -141,7 +141,7 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	if (agent_interrupted) /* a second ^C: stop now */
-		_exit(130);
+		_exit(EXIT_INTERRUPTED);
 	agent_interrupted = 1;
 }
 
@@ -299,7 +299,7 @@ static int exit_code_for(struct agent *a, int llm_rc)
 	switch (agent_stop(a)) {
 	case AGENT_STOP_MODEL_ERROR: return llm_rc ? llm_rc : EXIT_EXTERNAL;
 	case AGENT_STOP_ENV_ERROR: return EXIT_ENV;
-	case AGENT_STOP_INTERRUPTED: return 130;
+	case AGENT_STOP_INTERRUPTED: return EXIT_INTERRUPTED;
 	default: return agent_totals(a)->best_node > 0 ? EXIT_OK : EXIT_VERDICT;
 	}
 }

@@ -11,8 +11,8 @@
  *   2. struct llm_config cfg; config_load_llm(&cfg, &err)   (file, then environment);
  *   3. llm_flags_apply(&f, &cfg, &err)                        (flags win);
  *   4. llm_open(&cfg, ...) or llm_configured(&cfg); llm_config_release(&cfg).
- * Errors are LLM_ERR_CONFIG (a bad value: exit EXIT_USAGE) or LLM_ERR_INPUT (an unreadable or
- * malformed file: EXIT_INPUT), with a heap message in *err.
+ * Errors are LLM_ERR_CONFIG (a bad value: CG_USAGE) or LLM_ERR_INPUT (an unreadable or
+ * malformed file: CG_INPUT), as llm_error_code() maps them, with a heap message in *err.
  */
 #ifndef CUTEGEN_CONFIG_H
 #define CUTEGEN_CONFIG_H

@@ -81,7 +81,7 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	if (suite_interrupted == 2)
-		_exit(130);
+		_exit(128 + SIGINT); /* as the shell reports a death by ^C */
 	if (suite_interrupted == 1) {
 		suite_interrupted = 2;
 		for (int i = 0; i < WORKERS_MAX; i++)
