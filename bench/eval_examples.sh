@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the example kernels (kernels/, generated from the builtin families) with `cutegen
-# eval` on the KernelBench shapes (GPU machine). Ratios come from the same run: kernel vs cuBLASLt, vs the copy roofline, vs
-# PyTorch eager. Also measures the evaluator's own overhead and the compile time of the GEMM.
+# eval` on the KernelBench shapes (GPU machine). Ratios come from the same run: kernel vs
+# cuBLASLt, vs the copy roofline, vs PyTorch eager. Also measures the evaluator's own overhead and the compile time of the GEMM.
 # Writes $OUT/bench_examples.json (date, GPU, command, commit, results).
 set -u
 cd "$(dirname "$0")/.."

@@ -660,7 +660,8 @@ static void finish(struct ncu_result *r, const char *key, const char *const *arg
 static int find_tools(const struct ncu_opts *o, char **ncu, char **runner, char **err)
 {
 	const char *env_ncu = getenv("CUTEGEN_NCU");
-	*ncu = o->ncu ? xstrdup(o->ncu) : env_ncu && *env_ncu ? xstrdup(env_ncu) : paths_find_program("ncu");
+	*ncu = o->ncu ? xstrdup(o->ncu)
+	     : env_ncu && *env_ncu ? xstrdup(env_ncu) : paths_find_program("ncu");
 	if (!*ncu || access(*ncu, X_OK)) {
 		*err = xasprintf("ncu (Nsight Compute) not found%s%s%s; install Nsight Compute or put "
 				 "ncu on PATH", *ncu ? " at '" : " in PATH or /usr/local/cuda/bin",

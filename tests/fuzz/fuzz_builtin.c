@@ -1,6 +1,6 @@
 /* libFuzzer target for the builtin families' space headers (builtin_space_parse in
- * src/agent/builtin_policy.c; templates can come from a user's CUTEGEN_BUILTIN_DIR) and the walk over a
- * parsed space: every candidate renders, reads back as itself, and the walk ends. */
+ * src/agent/builtin_policy.c; templates can come from a user's CUTEGEN_BUILTIN_DIR) and the
+ * walk over a parsed space: every candidate renders, reads back as itself, and the walk ends. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
