@@ -1,11 +1,16 @@
 /*
- * Helpers every subcommand shares: messages in the house format and help pages. Kept out of main.c so that the unit tests link them too.
+ * Helpers every subcommand shares: messages in the house format, help pages, and what eval and
+ * profile share (their flags, the task, the kernel built). Kept out of main.c so that the unit
+ * tests link them too.
  */
 #include "cmd/cutegen.h"
 #include "eval/build.h"
 #include "common/embedded.h"
 #include "eval/policy.h"
+#include "agent/feedback.h"
+#include "common/task.h"
 #include "util/fsutil.h"
+#include "util/opt.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -23,9 +28,7 @@ void error(const char *fmt, ...)
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
 	va_start(ap, fmt);
-	fputs("error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vreportf("error: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -38,9 +41,7 @@ void warning(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vreportf("warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -66,9 +67,14 @@ int check_arch_option(const char *arch)
 	return -1;
 }
 
-int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
+int build_kernel_file(const char *kernel, const struct kernel_build *kb, struct strbuf *src,
 		      struct policy_report *pol, struct build_result *br)
 {
+	struct build_opts bo = BUILD_OPTS_INIT;
+	bo.arch = kb->arch;
+	bo.cache_dir = kb->cache_dir;
+	bo.no_cache = kb->no_cache;
+	bo.deadline_s = kb->deadline_s;
 	int r = strbuf_read_file(src, kernel, POLICY_MAX_SOURCE);
 	if (r) {
 		/* bad input, not a verdict: CG_INPUT (exit 3) with the reason */
@@ -79,9 +85,84 @@ int build_kernel_file(const char *kernel, const struct build_opts *bo, struct st
 		return r;
 	}
 	char *err = NULL;
-	int b = build_checked(bo, src->buf, src->len, pol, br, &err);
+	int b = build_checked(&bo, src->buf, src->len, pol, br, &err);
 	if (b && b != CG_REJECTED)
 		error("%s", err);
 	free(err);
 	return b;
+}
+
+struct task *cli_load_task(const char *name_or_file)
+{
+	char *err = NULL;
+	struct task *t = task_load(name_or_file, &err);
+	if (!t)
+		error("%s", err);
+	free(err);
+	return t;
+}
+
+int kernel_flags_parse(int argc, char **argv, const struct opt *extra, int nextra,
+		       struct kernel_flags *f, int *np, const char *cmd)
+{
+	const struct opt shared[] = {
+		{ "task", 't', OPT_STRING, &f->task },
+		{ "arch", 0, OPT_STRING, &f->build.arch },
+		{ "device", 0, OPT_INT_NONNEG, &f->device },
+		{ "json", 0, OPT_BOOL, &f->json },
+		{ "deadline", 0, OPT_DOUBLE_NONNEG, &f->deadline },
+		{ "compile-deadline", 0, OPT_DOUBLE_NONNEG, &f->build.deadline_s },
+		{ "so", 0, OPT_STRING, &f->so },
+		{ "cache-dir", 0, OPT_STRING, &f->build.cache_dir },
+		{ "no-cache", 0, OPT_BOOL, &f->build.no_cache },
+		{ "keep-scratch", 0, OPT_BOOL, &f->keep_scratch },
+	};
+	size_t ns = ARRAY_SIZE(shared);
+	struct opt *opts = xcalloc(ns + (size_t)nextra, sizeof(*opts));
+	memcpy(opts, shared, sizeof(shared));
+	if (nextra)
+		memcpy(opts + ns, extra, (size_t)nextra * sizeof(*opts));
+	char err[256];
+	int rc = opt_parse(argc, argv, opts, (int)ns + nextra, np, err, sizeof(err));
+	free(opts);
+	if (rc) {
+		error("%s; see 'cutegen help %s'", err, cmd);
+		return -1;
+	}
+	return 0;
+}
+
+int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, const char *kernel)
+{
+	kj->task = cli_load_task(f->task);
+	if (!kj->task)
+		return CG_INPUT;
+	if (f->so) {
+		kj->so_path = f->so;
+		return CG_OK;
+	}
+	int b = build_kernel_file(kernel, &f->build, &kj->src, &kj->pol, &kj->br);
+	if (b == CG_REJECTED) {
+		feedback_policy(&kj->pol, &kj->txt);
+	} else if (!b) {
+		/* what the user reads names their file, not the kernel.cu nvcc compiled */
+		diag_list_map_file(&kj->br.diags, "kernel.cu", kernel);
+		if (kj->br.ok)
+			kj->so_path = kj->br.so_path;
+		else
+			feedback_compile_file(&kj->br, kj->src.buf, kj->src.len, f->build.deadline_s,
+					      kernel, &kj->txt);
+	}
+	return b;
+}
+
+void kernel_job_release(struct kernel_job *kj)
+{
+	task_free(kj->task);
+	strbuf_release(&kj->src);
+	strbuf_release(&kj->txt);
+	policy_report_release(&kj->pol);
+	build_result_release(&kj->br);
+	kj->task = NULL;
+	kj->so_path = NULL;
 }

@@ -7,7 +7,6 @@
 #include "eval/build.h"
 #include "cmd/cutegen.h"
 #include "eval/eval.h"
-#include "agent/feedback.h"
 #include "eval/policy.h"
 #include "common/task.h"
 #include "util/opt.h"
@@ -46,121 +45,92 @@ static json_t *diags_json(const struct diag_list *dl, size_t max)
 
 int cmd_eval(int argc, char **argv)
 {
-	const char *task_name = NULL, *arch = NULL, *cache_dir = NULL, *so = NULL;
-	int json = 0, quick = 0, no_baseline = 0, no_cache = 0, device = 0, keep = 0, torch = 0, np = 0;
-	double deadline = 0, compile_deadline = 0;
-	char err[256];
-	struct opt opts[] = {
-		{ "task", 't', OPT_STRING, &task_name },
-		{ "arch", 0, OPT_STRING, &arch },
-		{ "device", 0, OPT_INT_NONNEG, &device },
-		{ "json", 0, OPT_BOOL, &json },
+	struct kernel_flags f = { 0 };
+	int quick = 0, no_baseline = 0, torch = 0, np = 0;
+	const struct opt opts[] = {
 		{ "quick", 0, OPT_BOOL, &quick },
 		{ "no-baseline", 0, OPT_BOOL, &no_baseline },
-		{ "deadline", 0, OPT_DOUBLE_NONNEG, &deadline },
-		{ "compile-deadline", 0, OPT_DOUBLE_NONNEG, &compile_deadline },
-		{ "cache-dir", 0, OPT_STRING, &cache_dir },
-		{ "no-cache", 0, OPT_BOOL, &no_cache },
-		{ "so", 0, OPT_STRING, &so },
-		{ "keep-scratch", 0, OPT_BOOL, &keep },
 		{ "torch", 0, OPT_BOOL, &torch },
 	};
-	if (opt_parse(argc, argv, opts, (int)ARRAY_SIZE(opts), &np, err, sizeof(err))) {
-		error("%s; see 'cutegen help eval'", err);
+	if (kernel_flags_parse(argc, argv, opts, (int)ARRAY_SIZE(opts), &f, &np, "eval"))
 		return EXIT_USAGE;
-	}
 	if (np != 1) {
 		error("eval needs one kernel file (got %d); usage: cutegen eval KERNEL.cu --task TASK",
 		      np);
 		return EXIT_USAGE;
 	}
-	if (!task_name) {
+	if (!f.task) {
 		error("eval needs --task NAME_OR_FILE (see 'cutegen tasks')");
 		return EXIT_USAGE;
 	}
-	if (check_arch_option(arch))
+	if (check_arch_option(f.build.arch))
 		return EXIT_USAGE;
 	const char *kernel = argv[1];
-	char *terr = NULL;
-	struct task *t = task_load(task_name, &terr);
-	if (!t) {
-		error("%s", terr);
-		free(terr);
-		return EXIT_INPUT;
-	}
-
 	int rc = EXIT_INTERNAL;
-	struct strbuf src = STRBUF_INIT, txt = STRBUF_INIT;
-	struct policy_report pol = POLICY_REPORT_INIT;
-	struct build_result br = BUILD_RESULT_INIT;
+	struct kernel_job kj = KERNEL_JOB_INIT;
 	struct eval_result er = EVAL_RESULT_INIT;
 	char *eerr = NULL;
 	json_t *out = json_object();
+	int b = kernel_job_prepare(&kj, &f, kernel);
+	if (!kj.task) {
+		rc = EXIT_INPUT;
+		goto out;
+	}
+	const struct task *t = kj.task;
+	struct build_result *br = &kj.br;
 	json_object_set_new(out, "kernel", json_string(kernel));
 	json_object_set_new(out, "task", json_string(t->name));
 	json_object_set_new(out, "precision", json_string(precision_name(t->precision)));
-	const char *so_path = so;
-
-	if (!so) {
-		struct build_opts bo = BUILD_OPTS_INIT;
-		bo.arch = arch;
-		bo.cache_dir = cache_dir;
-		bo.no_cache = no_cache;
-		bo.deadline_s = compile_deadline;
-		int b = build_kernel_file(kernel, &bo, &src, &pol, &br);
-		if (b && b != CG_REJECTED) {
-			rc = exit_status_for(b);
-			if (cg_primary(b) == CG_INPUT) { /* --json says so too, with the reason */
-				json_object_set_new(out, "stage", json_string("input"));
-				json_object_set_new(out, "verdict", json_string("input_error"));
-				json_object_set_new(out, "message", json_string(error_last()));
-			}
-			goto out;
+	if (b && b != CG_REJECTED) {
+		rc = exit_status_for(b);
+		if (cg_primary(b) == CG_INPUT) { /* --json says so too, with the reason */
+			json_object_set_new(out, "stage", json_string("input"));
+			json_object_set_new(out, "verdict", json_string("input_error"));
+			json_object_set_new(out, "message", json_string(error_last()));
 		}
-		if (b == CG_REJECTED) {
-			feedback_policy(&pol, &txt);
-			json_object_set_new(out, "stage", json_string("policy"));
-			json_object_set_new(out, "verdict", json_string("policy"));
-			json_object_set_new(out, "message", json_string(txt.buf));
-			if (!json)
-				printf("verdict   FAIL: policy (rejected before %s)\n%s",
-				       br.rejected ? "linking: the object check" : "compiling", txt.buf);
-			rc = EXIT_VERDICT;
-			goto out;
-		}
-		/* what the user reads names their file, not the kernel.cu nvcc compiled */
-		diag_list_map_file(&br.diags, "kernel.cu", kernel);
+		goto out;
+	}
+	if (b == CG_REJECTED) {
+		json_object_set_new(out, "stage", json_string("policy"));
+		json_object_set_new(out, "verdict", json_string("policy"));
+		json_object_set_new(out, "message", json_string(kj.txt.buf));
+		if (!f.json)
+			printf("verdict   FAIL: policy (rejected before %s)\n%s",
+			       br->rejected ? "linking: the object check" : "compiling", kj.txt.buf);
+		rc = EXIT_VERDICT;
+		goto out;
+	}
+	if (!f.so) {
 		json_t *bj = json_object();
-		json_object_set_new(bj, "ok", json_boolean(br.ok));
-		json_object_set_new(bj, "cache_hit", json_boolean(br.cache_hit));
-		json_object_set_new(bj, "compile_s", json_real(br.compile_s));
-		json_object_set_new(bj, "key", json_string(br.key));
-		json_object_set_new(bj, "so", br.so_path ? json_string(br.so_path) : json_null());
-		json_object_set_new(bj, "diagnostics", diags_json(&br.diags, 20));
+		json_object_set_new(bj, "ok", json_boolean(br->ok));
+		json_object_set_new(bj, "cache_hit", json_boolean(br->cache_hit));
+		json_object_set_new(bj, "compile_s", json_real(br->compile_s));
+		json_object_set_new(bj, "key", json_string(br->key));
+		json_object_set_new(bj, "so", br->so_path ? json_string(br->so_path) : json_null());
+		json_object_set_new(bj, "diagnostics", diags_json(&br->diags, 20));
 		json_object_set_new(out, "build", bj);
-		if (!br.ok) {
-			feedback_compile_file(&br, src.buf, src.len, compile_deadline, kernel, &txt);
+		if (!br->ok) {
 			json_object_set_new(out, "stage", json_string("compile"));
 			json_object_set_new(out, "verdict", json_string("compile_error"));
-			json_object_set_new(out, "message", json_string(txt.buf));
-			if (!json)
-				printf("verdict   FAIL: compile_error\n%s", txt.buf);
+			json_object_set_new(out, "message", json_string(kj.txt.buf));
+			if (!f.json)
+				printf("verdict   FAIL: compile_error\n%s", kj.txt.buf);
 			rc = EXIT_VERDICT;
 			goto out;
 		}
-		if (!json)
-			printf("compiled  %s in %.1f s%s\n", kernel, br.compile_s, br.cache_hit ? " (cache hit)" : "");
-		so_path = br.so_path;
+		if (!f.json)
+			printf("compiled  %s in %.1f s%s\n", kernel, br->compile_s,
+			       br->cache_hit ? " (cache hit)" : "");
 	}
 
 	struct eval_opts eo = EVAL_OPTS_INIT;
-	eo.device = device;
-	eo.deadline_s = deadline;
+	eo.device = f.device;
+	eo.deadline_s = f.deadline;
 	eo.quick = quick;
 	eo.no_baseline = no_baseline;
-	eo.keep_scratch = keep;
+	eo.keep_scratch = f.keep_scratch;
 	eo.torch = torch;
-	if (eval_run(&eo, t, so_path, &er, &eerr)) {
+	if (eval_run(&eo, t, kj.so_path, &er, &eerr)) {
 		error("%s", eerr);
 		rc = EXIT_ENV;
 		goto out;
@@ -173,22 +143,20 @@ int cmd_eval(int argc, char **argv)
 		json_object_set_new(out, "last_phase", json_string(er.last_phase));
 	if (er.report)
 		json_object_set_new(out, "report", json_incref(er.report));
-	if (!json) {
+	if (!f.json) {
+		struct strbuf txt = STRBUF_INIT;
 		eval_format(&er, t, &txt);
 		fputs(txt.buf, stdout);
+		strbuf_release(&txt);
 	}
 	rc = eval_passed(&er) ? EXIT_OK : er.verdict == VERDICT_NO_DEVICE ? EXIT_ENV
 					: er.verdict == VERDICT_TASK_ERROR ? EXIT_INPUT : EXIT_VERDICT;
 out:
-	if (json && json_object_get(out, "verdict"))
+	if (f.json && json_object_get(out, "verdict"))
 		print_json(out);
 	json_decref(out);
-	strbuf_release(&src);
-	strbuf_release(&txt);
-	policy_report_release(&pol);
-	build_result_release(&br);
 	eval_result_release(&er);
 	free(eerr);
-	task_free(t);
+	kernel_job_release(&kj);
 	return rc;
 }

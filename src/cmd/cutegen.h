@@ -7,6 +7,9 @@
 
 #include "common/paths.h"
 #include "common/version.h"
+#include "eval/build.h"
+#include "eval/policy.h"
+#include "util/strbuf.h"
 
 #include <stdio.h>
 
@@ -39,18 +42,62 @@ struct cmd_entry {
 /* The table in main.c. */
 extern const struct cmd_entry cutegen_commands[];
 
-struct build_opts;
-struct build_result;
-struct policy_report;
-struct strbuf;
+/* How eval and profile build a kernel file (NULL, 0: the defaults of eval/build.h). */
+struct kernel_build {
+	const char *arch, *cache_dir;
+	int no_cache;
+	double deadline_s;
+};
+
 /*
  * Reads the kernel file and builds it (policy check, then nvcc through the cache): 0 when nvcc
  * ran (br->ok says whether it compiled), CG_REJECTED when the policy refused it (pol says
  * why), or another code of util/err.h after printing the error (CG_INPUT: the file is missing,
  * unreadable or too large; exit_status_for() gives the exit status).
  */
-int build_kernel_file(const char *kernel, const struct build_opts *bo, struct strbuf *src,
+int build_kernel_file(const char *kernel, const struct kernel_build *kb, struct strbuf *src,
 		      struct policy_report *pol, struct build_result *br);
+
+/* task_load() that prints its error: the task, or NULL (the command exits EXIT_INPUT). */
+struct task *cli_load_task(const char *name_or_file);
+
+/* The flags `cutegen eval` and `cutegen profile` share. */
+struct kernel_flags {
+	const char *task, *so;
+	struct kernel_build build;    /* --arch, --cache-dir, --no-cache, --compile-deadline */
+	int json, device, keep_scratch;
+	double deadline;
+};
+struct opt;
+/*
+ * Parses argv (util/opt.h) for the shared flags and the command's own (extra, nextra); *np
+ * gets the count of positional arguments. 0, or -1 after printing the error ("see 'cutegen
+ * help CMD'"): the command exits EXIT_USAGE.
+ */
+int kernel_flags_parse(int argc, char **argv, const struct opt *extra, int nextra,
+		       struct kernel_flags *f, int *np, const char *cmd);
+
+/*
+ * What eval and profile judge: the task, and the kernel file built into a library unless one
+ * is given (--so).
+ *   1. struct kernel_job kj = KERNEL_JOB_INIT;
+ *   2. rc = kernel_job_prepare(&kj, &flags, kernel): CG_OK when there is something to judge
+ *      (kj.so_path set, or kj.br.ok == 0: it does not compile, kj.txt says why), CG_REJECTED
+ *      when the policy refused it (kj.txt says why), another code after printing the error
+ *      (CG_INPUT with kj.task NULL: the task; with kj.task set: the kernel file);
+ *   3. kernel_job_release(&kj).
+ */
+struct kernel_job {
+	struct task *task;
+	struct strbuf src, txt;  /* the kernel's source; what the policy or nvcc said of it */
+	struct policy_report pol;
+	struct build_result br;
+	const char *so_path;     /* the library to run: --so, or the build's; NULL if none */
+};
+#define KERNEL_JOB_INIT { NULL, STRBUF_INIT, STRBUF_INIT, POLICY_REPORT_INIT, BUILD_RESULT_INIT, \
+			  NULL }
+int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, const char *kernel);
+void kernel_job_release(struct kernel_job *kj);
 
 /* 0 when arch is NULL or a known sm_XY[a|f]; else prints the usage error and returns -1. */
 int check_arch_option(const char *arch);

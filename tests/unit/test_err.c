@@ -64,11 +64,11 @@ TEST(strbuf_read_file_says_missing_or_too_big)
 /* The bug of issue 17: a kernel file that cannot be read came back as the policy's verdict. */
 TEST(build_kernel_file_missing_is_input_not_a_verdict)
 {
-	struct build_opts bo = BUILD_OPTS_INIT;
+	struct kernel_build kb = { 0 };
 	struct strbuf src = STRBUF_INIT;
 	struct policy_report pol = POLICY_REPORT_INIT;
 	struct build_result br = BUILD_RESULT_INIT;
-	int b = build_kernel_file("/nonexistent/kernel.cu", &bo, &src, &pol, &br);
+	int b = build_kernel_file("/nonexistent/kernel.cu", &kb, &src, &pol, &br);
 	CHECK_INT(b, CG_INPUT);
 	CHECK(b != CG_REJECTED);
 	CHECK_INT(exit_status_for(b), EXIT_INPUT);
