@@ -63,7 +63,8 @@ static void collect(struct dirlist *l, const char *dir, int explicit)
 		}
 	}
 	closedir(d);
-	qsort(l->v + first, l->n - first, sizeof(char *), cmp_str);
+	if (l->n > first) /* l->v is NULL when nothing was found: qsort(NULL, 0) is undefined */
+		qsort(l->v + first, l->n - first, sizeof(char *), cmp_str);
 }
 
 static void fmt_time(double t, char *buf, size_t len)
