@@ -44,6 +44,9 @@
  *     bench/results/2026-12-03_h200_builtin_hopper.json, hence the start, with the persistent
  *     schedule and CTA pairs that won there too); K-major tiles are the same either way;
  *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
+ *   - tf32 (CG_T_IN cute::tfloat32_t: fp32 tensors under the `tf32` contract, read as they lie,
+ *     the tensor cores dropping the low mantissa bits): K-major only, like fp8 (A row, B col),
+ *     fp32 output; 4-byte elements fit 2 stages of 128x256x64 and none of BK = 128;
  *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
  *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
  *     second set of accumulators and added to the fp32 ones (one WGMMA batch per k-tile, not
@@ -66,7 +69,7 @@
  *   - partial tiles: TMA zero-fills out-of-bounds parts of every box (M, N and K residues);
  *     the epilogue stores through an identity-tensor predicate. Epilogue in fp32 registers:
  *     alpha, + bias[n] (CG_EPI_BIAS), CG_EPI_ACT, the CG_OUT_MASK triangle as zeros.
- * Not for: fp32 inputs (gemm_simt.cu), fp8 output, K == 0, rows whose byte length is not a
+ * Not for: strict fp32 (gemm_simt.cu), fp8 output, K == 0, rows whose byte length is not a
  * multiple of 16 (TMA strides: K, and N for B row, and M for A col must be multiples of
  * 8 elements for 16-bit, 16 for fp8): those return 2. No TMA-store epilogue, no ping-pong
  * of the MMA warpgroups (the epilogue, column pairs stored from registers, still stalls the
@@ -506,8 +509,12 @@ constexpr GMMA::Major kMajorA = CG_A_COL ? GMMA::Major::MN : GMMA::Major::K;
 constexpr GMMA::Major kMajorB = CG_B_COL ? GMMA::Major::K : GMMA::Major::MN;
 
 static_assert(std::is_same_v<TIn, half_t> || std::is_same_v<TIn, bfloat16_t> ||
-		      std::is_same_v<TIn, float_e4m3_t>,
-	      "gemm_sm90: CG_T_IN must be cute::half_t, cute::bfloat16_t or cute::float_e4m3_t");
+		      std::is_same_v<TIn, float_e4m3_t> || std::is_same_v<TIn, tfloat32_t>,
+	      "gemm_sm90: CG_T_IN must be cute::half_t, cute::bfloat16_t, cute::float_e4m3_t or "
+	      "cute::tfloat32_t");
+static_assert(!std::is_same_v<TIn, tfloat32_t> || ((!CG_A_COL && CG_B_COL) &&
+						    std::is_same_v<TOut, float>),
+	      "gemm_sm90: tf32 WGMMA needs K-major operands (A row [M,K], B col [N,K]) and fp32 C");
 static_assert(std::is_same_v<TOut, half_t> || std::is_same_v<TOut, bfloat16_t> ||
 		      std::is_same_v<TOut, float>,
 	      "gemm_sm90: CG_T_OUT must be cute::half_t, cute::bfloat16_t or float");
@@ -636,6 +643,8 @@ bool is_dtype(const DLTensor *t)
 		return d.code == kDLFloat && d.bits == 16;
 	else if constexpr (std::is_same_v<T, bfloat16_t>)
 		return d.code == kDLBfloat && d.bits == 16;
+	else if constexpr (std::is_same_v<T, tfloat32_t>)
+		return d.code == kDLFloat && d.bits == 32; // fp32 storage, read as tf32
 	else
 		return d.code == 10 /* kDLFloat8_e4m3fn (DLPack 1.0) */ && d.bits == 8;
 }

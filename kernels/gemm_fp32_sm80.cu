@@ -48,8 +48,14 @@
  *   - split-K (CG_P_SPLIT_K > 1): blockIdx.z also picks a slice of the CTA's k range; each
  *     slice writes raw partial sums to the workspace [S,L,M,N] and a second kernel sums them
  *     in a fixed order (deterministic, no atomics) and applies alpha, bias, act and the mask.
- * Not for: 16-bit or fp8 inputs (gemm_sm90.cu), TF32. Returns nonzero for arguments it does
- * not handle; a parameter outside the space above is a static_assert.
+ *   - 16-bit or fp8 inputs (the fallback for the GEMMs gemm_sm90.cu cannot take: K, or the
+ *     MN extent of an MN-major operand, not a multiple of 16 bytes; arches without TMA/WGMMA;
+ *     fp8 in other layouts): a first kernel widens A, B (and the bias) to fp32 in the
+ *     workspace, the same fp32 SIMT kernel multiplies them, and a 16-bit C is written by the
+ *     reduction kernel from raw fp32 sums (fp32 accumulation throughout; correct for every
+ *     shape and alignment, not fast: no tensor cores).
+ * Not for: TF32. Returns nonzero for arguments it does not handle; a parameter outside the
+ * space above is a static_assert.
  */
 #include <cutegen/kernel_abi.h>
 
@@ -111,8 +117,15 @@ CUTEGEN_DECLARE_ABI();
 #define CG_P_SPLIT_K 1
 #endif
 
-static_assert(std::is_same<CG_T_IN, float>::value && std::is_same<CG_T_OUT, float>::value,
-	      "gemm_simt: strict fp32 only (CG_T_IN and CG_T_OUT must be float)");
+static_assert(std::is_same<CG_T_IN, float>::value || std::is_same<CG_T_IN, cute::half_t>::value ||
+	      std::is_same<CG_T_IN, cute::bfloat16_t>::value ||
+	      std::is_same<CG_T_IN, cute::float_e4m3_t>::value,
+	      "gemm_simt: CG_T_IN must be float, cute::half_t, cute::bfloat16_t or cute::float_e4m3_t");
+static_assert(std::is_same<CG_T_OUT, float>::value ||
+	      (!std::is_same<CG_T_IN, float>::value &&
+	       (std::is_same<CG_T_OUT, cute::half_t>::value ||
+		std::is_same<CG_T_OUT, cute::bfloat16_t>::value)),
+	      "gemm_simt: CG_T_OUT must be float (or cute::half_t / cute::bfloat16_t for 16-bit inputs)");
 static_assert(CG_P_TILE_0 == 64 || CG_P_TILE_0 == 128, "gemm_simt: CG_P_TILE BM must be 64 or 128");
 static_assert(CG_P_TILE_1 == 64 || CG_P_TILE_1 == 128, "gemm_simt: CG_P_TILE BN must be 64 or 128");
 static_assert(CG_P_BK == 8 || CG_P_BK == 16 || CG_P_BK == 32, "gemm_simt: CG_P_BK must be 8, 16 or 32");
@@ -502,9 +515,9 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
  * Split-K second pass: C[l,m,n] = mask(act(alpha * sum_s W[s,l,m,n] + bias[n])), summing the
  * S slices in order so the result does not depend on scheduling.
  */
-template <class Opt>
+template <class TC, class Opt>
 __global__ static __launch_bounds__(256)
-void splitk_reduce(float const *W, float *C, int64_t count, int M, int N, Opt opt)
+void splitk_reduce(float const *W, TC *C, int64_t count, int M, int N, Opt opt)
 {
 	int64_t mn = int64_t(M) * N;
 	for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < count;
@@ -518,8 +531,30 @@ void splitk_reduce(float const *W, float *C, int64_t count, int M, int N, Opt op
 				acc += W[s * count + idx];
 			v = opt.finish(acc, n);
 		}
-		C[idx] = v;
+		C[idx] = static_cast<TC>(v);
 	}
+}
+
+// Widens n elements of T to fp32 (the 16-bit and fp8 inputs of the fallback path).
+template <class T>
+__global__ static __launch_bounds__(256)
+void widen(T const *src, float *dst, int64_t n)
+{
+	for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+	     i += int64_t(gridDim.x) * blockDim.x)
+		dst[i] = static_cast<float>(src[i]);
+}
+
+template <class T>
+int widen_launch(T const *src, float *dst, int64_t n, cudaStream_t stream)
+{
+	int64_t blocks = (n + 255) / 256;
+	if (blocks > 8192)
+		blocks = 8192;
+	if (blocks < 1)
+		return 0;
+	widen<T><<<dim3((unsigned)blocks), dim3(256), 0, stream>>>(src, dst, n);
+	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
 
 /*
@@ -638,10 +673,26 @@ int gemm_dispatch(Problem const &p, bool vec, Opt opt, cudaStream_t stream)
 	return gemm_run<BM, BN, BK, P, kAMn, kBMn, 1>(p, opt, stream);
 }
 
-int is_fp32_contiguous(const DLTensor *t)
+template <class T>
+bool is_dtype(const DLTensor *t)
 {
-	if (t->data == nullptr || t->dtype.code != kDLFloat || t->dtype.bits != 32 ||
-	    t->dtype.lanes != 1)
+	DLDataType d = t->dtype;
+	if (d.lanes != 1)
+		return false;
+	if constexpr (std::is_same_v<T, float>)
+		return d.code == kDLFloat && d.bits == 32;
+	else if constexpr (std::is_same_v<T, half_t>)
+		return d.code == kDLFloat && d.bits == 16;
+	else if constexpr (std::is_same_v<T, bfloat16_t>)
+		return d.code == kDLBfloat && d.bits == 16;
+	else
+		return d.code == 10 /* kDLFloat8_e4m3fn (DLPack 1.0) */ && d.bits == 8;
+}
+
+template <class T>
+int is_contiguous(const DLTensor *t)
+{
+	if (t->data == nullptr || !is_dtype<T>(t))
 		return 0;
 	int64_t stride = 1;
 	for (int d = t->ndim - 1; d >= 0; --d) {
@@ -662,17 +713,39 @@ int64_t numel(const DLTensor *t)
 	return n;
 }
 
+using TIn = CG_T_IN;
+using TOut = CG_T_OUT;
 constexpr int kSplits = CG_P_SPLIT_K;
-constexpr int64_t kWorkspaceMax = int64_t(1) << 30;
+constexpr bool kWiden = !std::is_same_v<TIn, float>;      // inputs widened to fp32 first
+constexpr bool kRaw = kSplits > 1 || !std::is_same_v<TOut, float>; // raw sums, then reduce
+constexpr int64_t kWorkspaceMax = int64_t(1) << 32;
 
-// Workspace for split-K: S partial copies of C, or 0 when that is beyond kWorkspaceMax (the
-// launch then returns 2).
-size_t workspace_for(const DLTensor *c)
+// Floats rounded up to 16 bytes.
+int64_t f16b(int64_t n)
 {
-	if (kSplits == 1)
-		return 0;
-	int64_t bytes = int64_t(kSplits) * numel(c) * int64_t(sizeof(float));
-	return bytes <= kWorkspaceMax ? size_t(bytes) : 0;
+	return (n + 3) / 4 * 4;
+}
+
+/*
+ * The workspace, in floats: [raw sums: S copies of C when kRaw][A widened][B widened][bias
+ * widened] (each 16-byte aligned); 0 floats when nothing is needed, -1 beyond kWorkspaceMax
+ * (the launch then returns 2). Offsets of A, B and the bias into *oa, *ob, *obias.
+ */
+int64_t workspace_floats(const DLTensor *in, int num_in, const DLTensor *c, int64_t *oa,
+			 int64_t *ob, int64_t *obias)
+{
+	int64_t n = kRaw ? f16b(int64_t(kSplits) * numel(c)) : 0;
+	*oa = *ob = *obias = n;
+	if (kWiden && num_in >= 2) {
+		*oa = n;
+		n += f16b(numel(&in[0]));
+		*ob = n;
+		n += f16b(numel(&in[1]));
+		*obias = n;
+		if (CG_EPI_BIAS && num_in >= 3)
+			n += f16b(numel(&in[2]));
+	}
+	return n * int64_t(sizeof(float)) <= kWorkspaceMax ? n : -1;
 }
 
 } // namespace kernel
@@ -683,13 +756,13 @@ CUTEGEN_KERNEL size_t cutegen_workspace_bytes(const DLTensor *inputs, int num_in
 					      const DLTensor *outputs, int num_outputs,
 					      const double *scalars, int num_scalars)
 {
-	(void)inputs;
-	(void)num_inputs;
 	(void)scalars;
 	(void)num_scalars;
-	if (num_outputs != 1)
+	if (num_outputs != 1 || inputs == nullptr || num_inputs != 2 + CG_EPI_BIAS)
 		return 0;
-	return workspace_for(&outputs[0]);
+	int64_t oa, ob, obias;
+	int64_t n = workspace_floats(inputs, num_inputs, &outputs[0], &oa, &ob, &obias);
+	return n > 0 ? size_t(n) * sizeof(float) : 0;
 }
 
 CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTensor *outputs,
@@ -700,7 +773,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 		return 1;
 	const DLTensor *a = &inputs[0], *b = &inputs[1];
 	DLTensor *c = &outputs[0];
-	if (!is_fp32_contiguous(a) || !is_fp32_contiguous(b) || !is_fp32_contiguous(c))
+	if (!is_contiguous<TIn>(a) || !is_contiguous<TIn>(b) || !is_contiguous<TOut>(c))
 		return 1;
 
 	// Shapes: batched [L,..]; split-M A [m_dims...,K] and C [m_dims...,N]; else 2-D.
@@ -737,7 +810,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	const float *bias = nullptr;
 	if (CG_EPI_BIAS) {
 		const DLTensor *t = &inputs[2];
-		if (!is_fp32_contiguous(t) || t->ndim != 1 || t->shape[0] != N)
+		if (!is_contiguous<TOut>(t) || t->ndim != 1 || t->shape[0] != N)
 			return 1;
 		bias = (const float *)((const char *)t->data + t->byte_offset);
 	}
@@ -766,28 +839,44 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	p.c_batch = M * N;
 	p.A = (const float *)((const char *)a->data + a->byte_offset);
 	p.B = (const float *)((const char *)b->data + b->byte_offset);
-	float *C = (float *)((char *)c->data + c->byte_offset);
-	p.C = C;
+	TOut *C = (TOut *)((char *)c->data + c->byte_offset);
+	p.C = (float *)C; // used only when !kRaw, where TOut is float
+	int64_t oa, ob, obias;
+	int64_t need = workspace_floats(inputs, num_inputs, c, &oa, &ob, &obias);
+	if (need < 0)
+		return 2;
+	if (need > 0 && (workspace == nullptr || workspace_bytes < size_t(need) * sizeof(float) ||
+			 (uintptr_t)workspace % 16 != 0))
+		return 1;
+	float *ws = (float *)workspace;
+	if constexpr (kWiden) {
+		int rc = widen_launch((TIn const *)p.A, ws + oa, numel(a), stream);
+		if (!rc)
+			rc = widen_launch((TIn const *)p.B, ws + ob, numel(b), stream);
+		if (!rc && bias)
+			rc = widen_launch((TOut const *)bias, ws + obias, N, stream);
+		if (rc)
+			return rc;
+		p.A = ws + oa;
+		p.B = ws + ob;
+		if (bias)
+			bias = ws + obias;
+	}
 
 	// Triangular structure is exploited for row-major operands only (where upper/lower
 	// is stated of the operand as multiplied).
 	constexpr int a_struct = CG_A_COL ? 0 : CG_A_STRUCT;
 	constexpr int b_struct = CG_B_COL ? 0 : CG_B_STRUCT;
-	using Opt = Options<a_struct, b_struct, CG_OUT_MASK, CG_EPI_BIAS != 0, (kSplits > 1), CG_EPI_ACT>;
+	using Opt = Options<a_struct, b_struct, CG_OUT_MASK, CG_EPI_BIAS != 0, kRaw, CG_EPI_ACT>;
 	Opt opt;
 	opt.alpha = alpha;
 	opt.bias = bias;
 	opt.splits = kSplits;
 	opt.split_stride = L * M * N;
 	opt.vec_c = N % 4 == 0 && (uintptr_t)C % 16 == 0;
-	if (kSplits > 1) {
-		size_t need = workspace_for(c);
-		if (need == 0)
-			return 2;
-		if (workspace == nullptr || workspace_bytes < need)
-			return 1;
-		p.C = (float *)workspace;
-		opt.vec_c = opt.vec_c && (uintptr_t)workspace % 16 == 0;
+	if (kRaw) {
+		p.C = ws;
+		opt.vec_c = N % 4 == 0;
 	}
 
 	constexpr bool a_mn = CG_A_COL || a_sym;
@@ -795,7 +884,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	bool vec = (!a_mn || (M % 4 == 0 && (uintptr_t)p.A % 16 == 0)) &&
 		   (!b_mn || (N % 4 == 0 && (uintptr_t)p.B % 16 == 0));
 	int rc = gemm_dispatch<a_mn, b_mn>(p, vec, opt, stream);
-	if (kSplits > 1) {
+	if (kRaw) {
 		if (rc != 0)
 			return rc;
 		int64_t count = L * M * N;
@@ -803,7 +892,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 		if (blocks > 4096)
 			blocks = 4096;
 		splitk_reduce<<<dim3((unsigned)blocks), dim3(256), 0, stream>>>(
-			(const float *)workspace, C, count, (int)M, (int)N, opt);
+			(const float *)ws, C, count, (int)M, (int)N, opt);
 		rc = cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 	}
 	return rc;
