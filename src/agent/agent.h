@@ -6,7 +6,7 @@
  * kernel and rolling back what is slower or wrong. Every node goes to the run store in one
  * transaction, and the loop's state is a pure function of the stored nodes, so a killed run
  * resumes exactly where its last complete node left it.
- * Not for: printing (cmd_run.c renders the events) or model configuration (config.h).
+ * Not for: printing (cmd_run.c renders the events) or model configuration (llm/llm_config.h).
  *
  * Usage:
  *   1. struct agent_opts o = AGENT_OPTS_INIT; fill budgets, build/eval options, callbacks;

@@ -7,6 +7,7 @@
 #include "cmd/cutegen.h"
 #include "eval/eval.h"
 #include "llm/llm.h"
+#include "llm/llm_config.h"
 #include "common/paths.h"
 #include "common/proc.h"
 #include "util/opt.h"
@@ -43,7 +44,7 @@ static char *tool_version(const char *prog, const char *needle)
 }
 
 /*
- * The LLM backends as JSON, from the lines llm_describe_backends writes ("  default: openai
+ * The LLM backends as JSON, from the lines doctor_describe_backends writes ("  default: openai
  * (...)", "  openai     not configured: set OPENAI_API_KEY (...)"): {"default": NAME or null,
  * "default_configured": bool, "config_error": text or null, "backends": [{"name", "configured",
  * "detail"}]}.
@@ -105,6 +106,83 @@ static json_t *llm_json(const char *text)
 	return o;
 }
 
+static void describe_one(const struct llm_config *base, const char *backend, struct strbuf *out)
+{
+	struct llm_config c;
+	char *err = NULL;
+	const char *key;
+	llm_config_copy(&c, base);
+	int explicit_env = base->api_key_env != NULL;
+	int chosen = base->backend && !strcmp(base->backend, backend);
+	if (!chosen) {
+		/* describe this backend with the shared settings, not another backend's */
+		llm_config_set(&c.backend, backend);
+		if (base->backend) {
+			llm_config_set(&c.base_url, NULL);
+			llm_config_set(&c.model, NULL);
+			llm_config_set(&c.api_key_env, NULL);
+			explicit_env = 0;
+		}
+	}
+	strbuf_addf(out, "  %-10s ", backend);
+	if (llm_config_resolve(&c, &err)) {
+		if (!strcmp(backend, "cmd"))
+			strbuf_addstr(out, "not configured: set CUTEGEN_LLM_CMD or use --llm-cmd 'CMD'\n");
+		else if (!strcmp(backend, "replay"))
+			strbuf_addstr(out, "not configured: use --replay FILE (a recorded transcript)\n");
+		else
+			strbuf_addf(out, "not configured: %s\n", err);
+		goto out;
+	}
+	if (!strcmp(backend, "cmd")) {
+		strbuf_addf(out, "configured: runs '%.200s'\n", c.llm_cmd);
+	} else if (!strcmp(backend, "replay")) {
+		strbuf_addf(out, "configured: replays '%.200s'\n", c.replay_path);
+	} else if (llm_config_key(&c, explicit_env, &key, NULL) == LLM_OK) {
+		strbuf_addf(out, "configured: model %s at %s, ", c.model, c.base_url);
+		if (key)
+			strbuf_addf(out, "key in %s\n", c.api_key_env);
+		else
+			strbuf_addstr(out, "no key (own server)\n");
+	} else {
+		strbuf_addf(out, "not configured: set %s (model %s at %s)\n", c.api_key_env, c.model,
+			    c.base_url);
+	}
+out:
+	free(err);
+	llm_config_release(&c);
+}
+
+void doctor_describe_backends(const struct llm_config *cfg, struct strbuf *out)
+{
+	struct llm_config loaded;
+	char *err = NULL;
+	llm_config_init(&loaded);
+	if (!cfg) {
+		if (config_load_llm(&loaded, &err)) {
+			strbuf_addf(out, "  (config: %s)\n", err);
+			free(err);
+			err = NULL;
+		}
+		cfg = &loaded;
+	}
+	struct llm_config chosen;
+	llm_config_copy(&chosen, cfg);
+	if (llm_config_resolve(&chosen, &err) == LLM_OK)
+		strbuf_addf(out, "  default: %s%s\n", chosen.backend,
+			    llm_configured(cfg) ? "" : " (not configured: cutegen run uses the builtin agent)");
+	else
+		strbuf_addf(out, "  default: none (%s)\n", err);
+	free(err);
+	llm_config_release(&chosen);
+	const char *names[] = { "openai", "anthropic", "cmd", "replay" };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		describe_one(cfg, names[i], out);
+	strbuf_addf(out, "  %-10s always available: no model, cutegen's own CuTe kernel families tuned "
+			 "by measurement (what 'cutegen run' uses when no model is configured)\n",
+		    "builtin");
+	llm_config_release(&loaded);
+}
 int cmd_doctor(int argc, char **argv)
 {
 	int json = 0, np = 0;
@@ -199,7 +277,7 @@ int cmd_doctor(int argc, char **argv)
 		free(v);
 	}
 	struct strbuf llm = STRBUF_INIT;
-	llm_describe_backends(NULL, &llm);
+	doctor_describe_backends(NULL, &llm);
 	json_object_set_new(o, "llm", llm_json(llm.buf));
 	strbuf_addstr(&txt, "LLM backends:\n");
 	for (char *line = llm.buf, *nl; *line; line = nl) {

@@ -3,7 +3,7 @@
  * what it cost on stderr (or everything as one JSON object with --json). For checking a
  * backend's setup, and as a small scriptable client.
  */
-#include "llm/config.h"
+#include "llm/llm_config.h"
 #include "cmd/cutegen.h"
 #include "llm/llm.h"
 #include "util/opt.h"

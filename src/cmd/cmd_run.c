@@ -7,7 +7,7 @@
 #include "common/verdict.h"
 #include "agent/agent.h"
 #include "agent/builtin_policy.h"
-#include "llm/config.h"
+#include "llm/llm_config.h"
 #include "cmd/cutegen.h"
 #include "llm/llm.h"
 #include "common/paths.h"

@@ -115,6 +115,14 @@ const char *error_last(void);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+struct llm_config;
+struct strbuf;
+/*
+ * doctor's picture of the model backends: one line per backend, configured or not, what it
+ * would use or what to set ("openai      configured: model gpt-5 at https://..., key in
+ * OPENAI_API_KEY"). Never a key. cfg NULL = the config file and environment.
+ */
+void doctor_describe_backends(const struct llm_config *cfg, struct strbuf *out);
 int cmd_tasks(int argc, char **argv);
 int cmd_builtin(int argc, char **argv);
 int cmd_task(int argc, char **argv);

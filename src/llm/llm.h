@@ -4,11 +4,11 @@
  * "anthropic" (the messages API), "cmd" (pipe the prompt into any command) and "replay"
  * (replies read in order from a recorded transcript). Any backend can also record its replies
  * to a transcript that "replay" reads back.
- * Not for: prompts (the agent), configuration files and flags (config.h), printing.
+ * Not for: prompts (the agent), configuration files and flags (llm/llm_config.h), printing.
  *
  * Usage:
  *   1. struct llm_config cfg; llm_config_init(&cfg); then fill it (config_load_llm() and
- *      llm_flags_apply() in config.h do so from the config file, environment and flags);
+ *      llm_flags_apply() in llm_config.h do so from the config file, environment and flags);
  *   2. struct llm *m = llm_open(&cfg, &err): checks the config (key present, transcript
  *      readable...) and copies it, so cfg may be released right after;
  *   3. struct llm_reply r = LLM_REPLY_INIT; rc = llm_complete(m, msgs, n, &r, &err) as often as
@@ -116,11 +116,12 @@ int llm_config_resolve(struct llm_config *cfg, char **err);
 int llm_configured(const struct llm_config *cfg);
 
 /*
- * Appends one line per backend to out: its name, "configured" or "not configured", and what
- * it would use or what to set ("openai      configured: model gpt-5 at https://..., key in
- * OPENAI_API_KEY"). Never prints a key. cfg NULL = the config file and environment.
+ * The key for a resolved HTTP backend config: LLM_OK with *key set (or NULL when none is
+ * needed: a server of one's own at a non-default URL and no variable asked for, env_explicit
+ * 0), or LLM_ERR_NO_KEY with *err (when err is not NULL) saying which variable to set.
+ * env_explicit: the key variable was named by the user, not filled in by the resolve.
  */
-void llm_describe_backends(const struct llm_config *cfg, struct strbuf *out);
+int llm_config_key(const struct llm_config *cfg, int env_explicit, const char **key, char **err);
 
 struct llm_message {
 	const char *role;    /* "system", "user" or "assistant" */

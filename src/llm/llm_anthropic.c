@@ -5,7 +5,7 @@
  * message_delta (stop reason, usage), message_stop, ping, and error (e.g. overloaded).
  * reasoning_effort turns on extended thinking with a budget of tokens; only text blocks make
  * the reply.
- * Not for: retries and timeouts (http.c), error wording (llm.c).
+ * Not for: retries and timeouts (http.c), error wording (llm_http_call.c).
  */
 #include "llm/llm_impl.h"
 #include "util/xalloc.h"

@@ -3,7 +3,7 @@
  * servers (vLLM, SGLang, llama.cpp, Ollama, Together, DeepSeek...) speak them.
  * POST {base}/chat/completions with a Bearer key; the reply read whole or as a stream of
  * server-sent events ("data: {chunk}" ... "data: [DONE]") with usage in the last chunk.
- * Not for: retries and timeouts (http.c), error wording (llm.c).
+ * Not for: retries and timeouts (http.c), error wording (llm_http_call.c).
  */
 #include "llm/llm_impl.h"
 #include "util/xalloc.h"

@@ -1,10 +1,10 @@
-/* libFuzzer target for the config file parser (config_parse_llm in src/llm/config.c), then the
+/* libFuzzer target for the config file parser (config_parse_llm in src/llm/llm_config.c), then the
  * resolution of what it set. `make fuzz-run`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/config.h"
+#include "llm/llm_config.h"
 #include "util/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

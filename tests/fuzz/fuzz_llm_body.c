@@ -1,5 +1,5 @@
 /* libFuzzer target for the wire formats of both LLM protocols (src/llm/llm_openai.c,
- * src/llm/llm_anthropic.c, src/llm/llm.c): the first byte picks OpenAI or Anthropic and a whole JSON
+ * src/llm/llm_anthropic.c, src/llm/llm_parse.c): the first byte picks OpenAI or Anthropic and a whole JSON
  * body or an SSE stream (fed in chunks) and the error-body reader; the rest is the server's
  * bytes. `make fuzz-run`. */
 #include <stdint.h>

@@ -1,7 +1,8 @@
 /* Tests of the llm settings: file, environment and flags in order of precedence; resolving
  * defaults; whether a backend is configured; prices and cost. */
 #include "test.h"
-#include "llm/config.h"
+#include "cmd/cutegen.h"
+#include "llm/llm_config.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -213,7 +214,7 @@ TEST(configured_and_described_without_keys)
 	CHECK(!llm_configured(&cfg));
 	setenv("OPENAI_API_KEY", "sk-secret-value-1234", 1);
 	CHECK(llm_configured(&cfg));
-	llm_describe_backends(NULL, &sb);
+	doctor_describe_backends(NULL, &sb);
 	CHECK_HAS(sb.buf, "openai     configured: model gpt-5 at https://api.openai.com/v1, key in OPENAI_API_KEY");
 	CHECK_HAS(sb.buf, "anthropic  not configured: set ANTHROPIC_API_KEY (model claude-sonnet-4-5 at https://api.anthropic.com)");
 	CHECK_HAS(sb.buf, "default: openai\n");

@@ -14,8 +14,8 @@
  * Errors are LLM_ERR_CONFIG (a bad value: CG_USAGE) or LLM_ERR_INPUT (an unreadable or
  * malformed file: CG_INPUT), as llm_error_code() maps them, with a heap message in *err.
  */
-#ifndef CUTEGEN_CONFIG_H
-#define CUTEGEN_CONFIG_H
+#ifndef CUTEGEN_LLM_CONFIG_H
+#define CUTEGEN_LLM_CONFIG_H
 
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
 /*
- * The llm settings from the config file, the environment and flags; see config.h.
+ * The llm settings from the config file, the environment and flags; see llm_config.h.
  * The file never holds keys: it names the variable that does.
  */
-#include "llm/config.h"
+#include "llm/llm_config.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
