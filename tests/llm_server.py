@@ -14,7 +14,11 @@ request counters, so "retry429:a" and "retry429:b" each fail once):
   (an error event inside a 200 stream, once), nostream (ignores "stream": true), big
   (a reply of 9 MiB), thinking (anthropic thinking deltas before the text), kernel (with
   $FAKE_KERNEL set: a fenced kernel, new each time), stall (headers, then silence for 30 s),
-  afterN-SCENARIO (N kernel replies, then SCENARIO).
+  afterN-SCENARIO (N kernel replies, then SCENARIO), script (with $FAKE_REPLIES naming a
+  directory: request N is answered with its reply-N.txt, as tests/data/loop/model.py does).
+
+KEY "none" serves without a key, as a local vLLM, SGLang, llama.cpp or Ollama server does.
+GET .../models lists the model "local-model" (auth checked like the POSTs).
 
 usage: llm_server.py PORT_FILE LOG_FILE [KEY]
 Binds 127.0.0.1 on a free port, writes it to PORT_FILE, logs one JSON line per request to
@@ -32,6 +36,7 @@ KEY = sys.argv[3] if len(sys.argv) > 3 else "sk-test-SECRET-0123456789"
 # With $FAKE_KERNEL naming a file, "kernel" (and the faults' good replies) answer with it in a
 # fenced block, one new comment per request so that every kernel is a new one.
 KERNEL = open(os.environ["FAKE_KERNEL"]).read() if os.environ.get("FAKE_KERNEL") else ""
+REPLIES = os.environ.get("FAKE_REPLIES", "")
 counts = {}
 lock = threading.Lock()
 log_lock = threading.Lock()
@@ -131,10 +136,32 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
     # ---- request handling ----
+    def key_check(self):
+        if self.proto == "openai":
+            got = self.headers.get("Authorization")
+            want = "Bearer " + KEY
+        else:
+            got = self.headers.get("x-api-key")
+            want = KEY
+        if KEY == "none":
+            return True, got is not None
+        return got == want, got is not None
+
     def do_GET(self):
-        self.proto = "openai"
+        self.proto = "anthropic" if self.headers.get("anthropic-version") else "openai"
         self.rid_header = "x-request-id"
-        self.error(404, "invalid_request_error", "GET is not served here")
+        key_ok, had_key = self.key_check()
+        with log_lock, open(LOG, "a") as f:
+            f.write(json.dumps({"method": "GET", "path": self.path, "proto": self.proto,
+                                "key_ok": key_ok, "had_key": had_key}) + "\n")
+        if not self.path.endswith("/models"):
+            self.error(404, "invalid_request_error", "GET is not served here")
+            return
+        if not key_ok:
+            self.error(401, "authentication_error", "Incorrect API key provided.")
+            return
+        self.send_json(200, {"object": "list", "data": [
+            {"id": "local-model", "object": "model", "type": "model", "owned_by": "test"}]})
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -148,12 +175,7 @@ class Handler(BaseHTTPRequestHandler):
             self.proto, self.rid_header = "openai", "x-request-id"
             self.error(404, "invalid_request_error", "Invalid URL (POST %s)" % path)
             return
-        if self.proto == "openai":
-            key_ok = self.headers.get("Authorization") == "Bearer " + KEY
-            had_key = self.headers.get("Authorization") is not None
-        else:
-            key_ok = self.headers.get("x-api-key") == KEY
-            had_key = self.headers.get("x-api-key") is not None
+        key_ok, had_key = self.key_check()
         try:
             body = json.loads(raw)
         except ValueError:
@@ -230,6 +252,9 @@ class Handler(BaseHTTPRequestHandler):
         text = reply_text(body, self.proto)
         if scen in ("kernel", "drop", "droponce", "trunc", "trunconce", "slow", "stall") and KERNEL:
             text = "Change: try %d\n```cuda\n// try %d\n%s```\n" % (n, n, KERNEL)
+        if scen == "script" and REPLIES:
+            with open(os.path.join(REPLIES, "reply-%d.txt" % n)) as f:
+                text = f.read()
         if scen == "stall":
             # headers and a first piece, then nothing until the client gives up
             self.start_stream()

@@ -214,7 +214,7 @@ static json_t *agent_opts_json(const struct run_opts *r)
 }
 
 static void print_summary(const char *run_dir, const struct task *t, struct agent *a,
-			  struct store *s, int json, int quiet)
+			  struct store *s, const struct llm *m, int builtin, int json, int quiet)
 {
 	const struct agent_totals *tt = agent_totals(a);
 	double accounted = tt->llm_s + tt->compile_s + tt->eval_s + tt->profile_s;
@@ -226,6 +226,13 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 		json_object_set_new(o, "store", json_string(store_path(s)));
 		json_object_set_new(o, "task", json_string(t->name));
 		json_object_set_new(o, "precision", json_string(precision_name(t->precision)));
+		if (m)
+			json_object_set_new(o, "llm", json_pack("{s:s, s:s}", "backend",
+							       llm_config_of(m)->backend, "model",
+							       llm_config_of(m)->model));
+		else
+			json_object_set_new(o, "llm", json_pack("{s:s}", "backend", builtin ? "builtin"
+										   : "none"));
 		json_object_set_new(o, "status", json_string(run_status(agent_stop(a))));
 		json_object_set_new(o, "stop", json_string(agent_stop_name(agent_stop(a))));
 		json_object_set_new(o, "stop_reason", json_string(agent_stop_message(a)));
@@ -381,7 +388,7 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 		free(ferr);
 		goto out;
 	}
-	print_summary(run_dir, t, a, s, r->json, r->quiet);
+	print_summary(run_dir, t, a, s, m, r->builtin, r->json, r->quiet);
 	if (agent_stop(a) == AGENT_STOP_MODEL_ERROR || agent_stop(a) == AGENT_STOP_ENV_ERROR)
 		error("%s", agent_stop_message(a));
 	rc = exit_code_for(a, agent_stop(a) == AGENT_STOP_MODEL_ERROR ? EXIT_EXTERNAL : 0);
@@ -456,11 +463,23 @@ static void run_opts_defaults(struct run_opts *r)
 	r->max_tokens_total = 0;
 }
 
-/* The model backend, or NULL with *rc = 0 when none is configured. */
+/*
+ * The model backend, or NULL with *rc = 0 when none is configured. Whether one is configured is
+ * judged on the settings as given, before the defaults fill them in: a key variable filled in by
+ * the defaults is not one the user asked for, so a keyless server of one's own (OPENAI_BASE_URL,
+ * --base-url) counts. A backend named explicitly (--backend openai) is opened whatever the
+ * case, so a missing key is an error that says what to set rather than a silent fallback.
+ */
 static struct llm *open_model(struct llm_config *cfg, int *rc)
 {
 	char *err = NULL;
-	int r = llm_config_resolve(cfg, &err);
+	int named = cfg->backend != NULL;
+	int configured = llm_configured(cfg);
+	struct llm_config resolved;
+	llm_config_copy(&resolved, cfg);
+	int r = llm_config_resolve(&resolved, &err);
+	named = named && strcmp(resolved.backend, "builtin");
+	llm_config_release(&resolved);
 	if (r) {
 		error("%s", err);
 		free(err);
@@ -468,7 +487,7 @@ static struct llm *open_model(struct llm_config *cfg, int *rc)
 		return NULL;
 	}
 	*rc = 0;
-	if (!llm_configured(cfg))
+	if (!configured && !named)
 		return NULL;
 	struct llm *m = llm_open(cfg, &r, &err);
 	if (!m) {

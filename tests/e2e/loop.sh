@@ -145,4 +145,39 @@ check "resume carried the iteration budget over" '[ "$(jq_ "$T/out5.json" "d[\"s
 check "resume picked up the best kernel" '[ "$(sql "$RUN5" "select outcome from nodes where id=2")" = best ] && cmp -s "$RUN5/best.cu" "$T/k_fast.cu"'
 check "resume is counted" '[ "$(sql "$RUN5" "select resumes||\" \"||status from runs")" = "1 stopped" ]'
 
+# ---- 6. a keyless local server (vLLM, SGLang, llama.cpp, Ollama) named each way is used ----
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy OPENAI_BASE_URL ANTHROPIC_BASE_URL
+export NO_PROXY=127.0.0.1
+M6="$T/m6"; mkdir -p "$M6"
+fence "a relu" "$T/k_good.cu" >"$M6/reply-1.txt"
+for i in 2 3 4 5; do cp "$M6/reply-1.txt" "$M6/reply-$i.txt"; done
+FAKE_REPLIES="$M6" LLM_SERVER_LIFETIME=300 python3 "$REPO/tests/llm_server.py" "$T/port6" "$T/log6" none &
+spid6=$!
+for _ in $(seq 100); do [ -s "$T/port6" ] && break; sleep 0.1; done
+URL6="http://127.0.0.1:$(cat "$T/port6")/v1"
+local_run() { # NAME ENV... -- ARGS...: one node against the server; its request is the log's last line
+    local name=$1; shift
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+    env "${envs[@]}" "$CUTEGEN" run "$D/relu_small.json" --recorded-evals "$R" --iters 1 \
+        --out "$T/run6-$name" --json "$@" >"$T/out6-$name.json" 2>"$T/err6-$name"
+    echo $?
+}
+n_before() { [ -f "$T/log6" ] && wc -l <"$T/log6" || echo 0; }
+for way in env flag backend; do
+    before=$(n_before)
+    case $way in
+    env) rc=$(local_run env OPENAI_BASE_URL="$URL6" -- -m script:env) ;;
+    flag) rc=$(local_run flag X=1 -- --base-url "$URL6" -m script:flag) ;;
+    backend) rc=$(local_run backend OPENAI_BASE_URL="$URL6" -- --backend openai --model script:backend) ;;
+    esac
+    check "local server named by $way: the run used it (rc $rc)" '[ $rc -eq 0 ] && [ "$(n_before)" -gt "$before" ] && tail -1 "$T/log6" | grep -q "\"model\": \"script:$way\""'
+    check "local server named by $way: no key was sent, none needed" 'tail -1 "$T/log6" | grep -q "\"had_key\": false"'
+    check "local server named by $way: --json names the backend and model" '[ "$(jq_ "$T/out6-$way.json" "d[\"llm\"][\"backend\"], d[\"llm\"][\"model\"]")" = "openai script:$way" ]'
+    check "local server named by $way: the store records them" 'sql "$T/run6-$way" "select config_json from runs" | grep -q "\"backend\":\"openai\".*\"model\":\"script:$way\""'
+done
+rc=$(local_run nokey X=1 -- --backend openai -m gpt-5)
+check "--backend openai at the public URL with no key: an error naming the variable, not the builtin agent (rc $rc)" '[ $rc -ne 0 ] && grep -q "OPENAI_API_KEY" "$T/err6-nokey" && ! grep -q "builtin" "$T/err6-nokey"'
+kill "$spid6" 2>/dev/null
+
 [ $fails -eq 0 ]
