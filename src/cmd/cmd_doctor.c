@@ -1,7 +1,9 @@
 /*
  * `cutegen doctor`: a true picture of what this machine can do: compile (nvcc, CUTLASS),
- * evaluate (GPUs through the runner), profile (ncu, compute-sanitizer), and which model
- * backends are configured.
+ * evaluate (GPUs through the runner), profile (ncu, compute-sanitizer), which model
+ * backends are configured, and whether the chosen one answers: one tiny request (the cmd
+ * backend's command run once, a transcript opened), so a wrong URL, model or key shows here and
+ * not an hour into a run. Exits nonzero when that backend is misconfigured or does not answer.
  */
 #include "eval/build.h"
 #include "cmd/cutegen.h"
@@ -153,6 +155,49 @@ out:
 	llm_config_release(&c);
 }
 
+/*
+ * One tiny request to the backend cfg chooses. 0 when it answered, else the llm error with
+ * *msg saying what to fix. Fills j with what was asked and what came back.
+ */
+static int probe_llm(const struct llm_config *cfg, json_t *j, char **msg)
+{
+	struct llm_config c;
+	struct llm_reply r = LLM_REPLY_INIT;
+	int rc = 0;
+	llm_config_copy(&c, cfg);
+	/* a probe: no retries, a short deadline, a few tokens (a reasoning model may use them
+	   all and answer nothing: the call still proves the URL, key and model) */
+	c.max_retries = 0;
+	if (c.request_timeout_s > 60)
+		c.request_timeout_s = 60;
+	if (!c.max_tokens)
+		c.max_tokens = 16;
+	c.record_path = NULL;
+	struct llm *m = llm_open(&c, &rc, msg);
+	if (m) {
+		const struct llm_config *u = llm_config_of(m);
+		json_object_set_new(j, "backend", json_string(u->backend));
+		if (u->model && (!strcmp(u->backend, "openai") || !strcmp(u->backend, "anthropic"))) {
+			json_object_set_new(j, "model", json_string(u->model));
+			json_object_set_new(j, "base_url", json_string(u->base_url));
+		}
+		if (strcmp(u->backend, "replay")) {
+			struct llm_message msg1 = { "user", "Reply with the single word OK." };
+			rc = llm_complete(m, &msg1, 1, &r, msg);
+			json_object_set_new(j, "seconds", json_real(r.seconds));
+		}
+		llm_close(m);
+	}
+	json_object_set_new(j, "ok", json_boolean(rc == 0));
+	if (rc) {
+		json_object_set_new(j, "error", json_string(llm_error_name(rc)));
+		json_object_set_new(j, "message", json_string(*msg ? *msg : ""));
+	}
+	llm_reply_release(&r);
+	llm_config_release(&c);
+	return rc;
+}
+
 void doctor_describe_backends(const struct llm_config *cfg, struct strbuf *out)
 {
 	struct llm_config loaded;
@@ -185,10 +230,14 @@ void doctor_describe_backends(const struct llm_config *cfg, struct strbuf *out)
 }
 int cmd_doctor(int argc, char **argv)
 {
-	int json = 0, np = 0;
+	int json = 0, np = 0, no_probe = 0;
 	char err[256];
-	struct opt opts[] = { { "json", 0, OPT_BOOL, &json } };
-	if (opt_parse(argc, argv, opts, 1, &np, err, sizeof(err))) {
+	struct llm_flags lf;
+	struct opt opts[LLM_FLAGS_MAX + 2];
+	int nopt = llm_flags_opts(&lf, opts);
+	opts[nopt++] = (struct opt){ "json", 0, OPT_BOOL, &json };
+	opts[nopt++] = (struct opt){ "no-probe", 0, OPT_BOOL, &no_probe };
+	if (opt_parse(argc, argv, opts, nopt, &np, err, sizeof(err))) {
 		error("%s; see 'cutegen help doctor'", err);
 		return EXIT_USAGE;
 	}
@@ -196,6 +245,19 @@ int cmd_doctor(int argc, char **argv)
 		error("doctor takes no arguments (got '%s')", argv[1]);
 		return EXIT_USAGE;
 	}
+	struct llm_config lcfg;
+	char *lerr = NULL;
+	llm_config_init(&lcfg);
+	int lrc = config_load_llm(&lcfg, &lerr);
+	if (!lrc)
+		lrc = llm_flags_apply(&lf, &lcfg, &lerr);
+	if (lrc) {
+		error("%s", lerr);
+		free(lerr);
+		llm_config_release(&lcfg);
+		return lrc == LLM_ERR_INPUT ? EXIT_INPUT : EXIT_USAGE;
+	}
+	int llm_rc = 0;
 	json_t *o = json_object();
 	struct strbuf txt = STRBUF_INIT;
 	int can_compile = 1, can_eval = 0;
@@ -277,8 +339,28 @@ int cmd_doctor(int argc, char **argv)
 		free(v);
 	}
 	struct strbuf llm = STRBUF_INIT;
-	doctor_describe_backends(NULL, &llm);
+	doctor_describe_backends(&lcfg, &llm);
 	json_object_set_new(o, "llm", llm_json(llm.buf));
+	/* the probe: the backend a run would use, when there is one (builtin needs none) */
+	int chosen = lcfg.backend && strcmp(lcfg.backend, "builtin");
+	if (!no_probe && (chosen || llm_configured(&lcfg))) {
+		json_t *pj = json_object();
+		char *pmsg = NULL;
+		llm_rc = probe_llm(&lcfg, pj, &pmsg);
+		const char *b = json_string_value(json_object_get(pj, "backend"));
+		const char *mdl = json_string_value(json_object_get(pj, "model"));
+		const char *url = json_string_value(json_object_get(pj, "base_url"));
+		if (!llm_rc)
+			strbuf_addf(&llm, "  probe: %s%s%s%s%s answered (%.1f s)\n", b, mdl ? " model " : "",
+				    mdl ? mdl : "", url ? " at " : "", url ? url : "",
+				    json_number_value(json_object_get(pj, "seconds")));
+		else
+			strbuf_addf(&llm, "  probe: %s%s%s%s%s failed: %s\n", b ? b : "the backend",
+				    mdl ? " model " : "", mdl ? mdl : "", url ? " at " : "",
+				    url ? url : "", pmsg ? pmsg : llm_error_name(llm_rc));
+		json_object_set_new(json_object_get(o, "llm"), "probe", pj);
+		free(pmsg);
+	}
 	strbuf_addstr(&txt, "LLM backends:\n");
 	for (char *line = llm.buf, *nl; *line; line = nl) {
 		nl = strchr(line, '\n');
@@ -311,5 +393,11 @@ int cmd_doctor(int argc, char **argv)
 	free(cxxfilt);
 	free(cver);
 	free(runner);
+	llm_config_release(&lcfg);
+	if (llm_rc) {
+		error("the model backend does not work: see 'probe' above, fix the setting it names "
+		      "(or run without one: cutegen run uses the builtin agent)");
+		return exit_status_for(llm_error_code(llm_rc));
+	}
 	return can_compile ? EXIT_OK : EXIT_ENV;
 }

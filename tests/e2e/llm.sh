@@ -210,6 +210,35 @@ echo '{"reply": 3}' >"$tmp/t4.jsonl"
 t "replay a malformed transcript" 3 "" "t4.jsonl' line 1" -- x --replay "$tmp/t4.jsonl"
 t "replay a missing transcript" 3 "" "cannot read transcript" -- x --replay "$tmp/none.jsonl"
 
+# doctor: takes the LLM flags, probes the chosen backend for real, exits nonzero on a bad one
+# d NAME WANT_RC STDOUT_ERE STDERR_ERE -- ARGS...: runs `cutegen doctor ARGS` with both keys set.
+d() {
+	local name=$1 want=$2 outre=$3 errre=$4
+	shift 5
+	OPENAI_API_KEY=${OPENAI_API_KEY-$KEY} ANTHROPIC_API_KEY=${ANTHROPIC_API_KEY-$KEY} \
+		timeout 120 "$CUTEGEN" doctor "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	local rc=$? why=""
+	# any0: doctor's own exit (0, or EXIT_ENV when this machine cannot compile)
+	if [ "$want" = any0 ]; then [ $rc -eq 0 ] || [ $rc -eq 4 ] || why="exit $rc, expected 0"
+	elif [ "$rc" -ne "$want" ]; then why="exit $rc, expected $want"; fi
+	[ -z "$outre" ] || grep -Eq -- "$outre" "$tmp/out" || why="$why; stdout lacks /$outre/"
+	[ -z "$errre" ] || grep -Eq -- "$errre" "$tmp/err" || why="$why; stderr lacks /$errre/"
+	if grep -qF -- "$KEY" "$tmp/out" "$tmp/err"; then why="$why; the API key is in the output"; fi
+	report "$name" "$why"
+}
+n0=$(requests doctor-ok)
+d "doctor: --base-url and -m probe the server" any0 "probe: openai model doctor-ok at $URL answered" "" -- --base-url "$URL" -m doctor-ok
+[ "$(requests doctor-ok)" -eq $((n0 + 1)) ] && report "doctor: the probe is one real request" "" || report "doctor: the probe is one real request" "$(requests doctor-ok) requests"
+d "doctor: anthropic backend probed" any0 "probe: anthropic model doctor-ok:a at http://127.0.0.1:$PORT answered" "" -- --backend anthropic --base-url "http://127.0.0.1:$PORT" -m doctor-ok:a
+d "doctor: a refused key fails with exit 4 and says what to check" 4 "probe: openai model auth at $URL failed: .*(OPENAI_API_KEY|key)" "model backend does not work" -- --base-url "$URL" -m auth
+d "doctor: a model the server lacks fails" 5 "failed: .*does not exist" "" -- --base-url "$URL" -m notfound
+d "doctor: an unknown backend is a usage error" 2 "probe: the backend failed: unknown backend 'nope'" "model backend does not work" -- --backend nope
+d "doctor: --llm-cmd runs the command once" any0 "probe: cmd answered" "" -- --llm-cmd "echo OK >>$tmp/doctor-cmd"
+[ "$(wc -l <"$tmp/doctor-cmd")" -eq 1 ] && report "doctor: the command ran once" "" || report "doctor: the command ran once" "ran $(wc -l <"$tmp/doctor-cmd") times"
+d "doctor: a failing command fails doctor" 5 "probe: cmd failed: .*exited with 3" "" -- --llm-cmd 'exit 3'
+d "doctor --json: the probe's result" any0 '"probe"' "" -- --base-url "$URL" -m doctor-ok --json
+python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['llm']['probe']; assert p['ok'] and p['backend']=='openai' and p['model']=='doctor-ok', p" "$tmp/out" && report "doctor --json: probe ok, backend and model" "" || report "doctor --json: probe ok, backend and model" "bad json"
+
 "$CUTEGEN" help llm >"$tmp/out" 2>&1 && grep -q -- "--llm-cmd" "$tmp/out" && report "help page" "" || report "help page" "missing"
 
 exit $fail
