@@ -507,13 +507,16 @@ const char *agent_best_source(const struct agent *a)
 char *agent_change_line(const char *reply)
 {
 	const char *p = reply;
+	int fenced = 0;
 	while (p && *p) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 		const char *q = p;
 		while (q < p + n && (*q == ' ' || *q == '*' || *q == '#' || *q == '-'))
 			q++;
-		if ((size_t)(p + n - q) > 7 && !strncasecmp(q, "change:", 7)) {
+		if (!strncmp(q, "```", 3) || !strncmp(q, "~~~", 3)) {
+			fenced = !fenced; /* a Change: line may come before or after the code, not in it */
+		} else if (!fenced && (size_t)(p + n - q) > 7 && !strncasecmp(q, "change:", 7)) {
 			q += 7;
 			while (q < p + n && (*q == ' ' || *q == '*'))
 				q++;
@@ -523,8 +526,6 @@ char *agent_change_line(const char *reply)
 			if (m)
 				return xstrndup(q, m > 300 ? 300 : m);
 		}
-		if (!strncmp(q, "```", 3))
-			return NULL; /* only prose before the code counts */
 		p = nl ? nl + 1 : NULL;
 	}
 	return NULL;
@@ -734,6 +735,13 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 	struct prompt_input in = { 0 };
 	in.task = a->task;
 	in.system_tmpl = a->t_system.buf;
+	/*
+	 * A fix of a reply that gave no candidate (unusable, too large) has nothing to show as
+	 * "the candidate that failed": ask again as the step began (the first kernel, or the
+	 * stage's change to the current best), the feedback saying what was wrong with the reply.
+	 */
+	if (!strcmp(kind, "fix") && !a->fail_src)
+		kind = a->best_src ? "optimize" : "generate";
 	in.user_tmpl = !strcmp(kind, "fix") ? a->t_fix.buf
 		       : !strcmp(kind, "optimize") ? a->t_optimize.buf : a->t_generate.buf;
 	in.kernel = kernel;
@@ -981,6 +989,17 @@ static int node_ask_model(struct agent *a, struct node_work *w, char **err)
 		.cached_tokens = r->cached_tokens, .cost_usd = r->cost_usd,
 		.seconds = r->seconds, .attempts = r->attempts,
 	};
+	if (lrc == LLM_ERR_TOO_BIG) {
+		/* the model's fault, not the backend's: say so and go on */
+		w->call.error = "the reply passed the size cap; fed back to the model";
+		n->verdict = xstrdup(verdict_name(VERDICT_BAD_REPLY));
+		strbuf_addf(&w->fb, "Your reply could not be used: %s. Reply with the kernel only "
+				    "(SEARCH/REPLACE edits, or the whole file once), no long "
+				    "explanations.\n", lerr ? lerr : "it was too large");
+		first_line(lerr ? lerr : "the reply was too large", &n->message);
+		rc = 0;
+		goto out;
+	}
 	if (lrc != LLM_OK) {
 		a->totals.tokens_in += r->in_tokens;
 		a->totals.tokens_out += r->out_tokens;
@@ -993,13 +1012,20 @@ static int node_ask_model(struct agent *a, struct node_work *w, char **err)
 	}
 	n->change = agent_change_line(r->text);
 	enum reply_form form;
+	char *note = NULL;
 	if (reply_parse(r->text ? r->text : "", r->text ? strlen(r->text) : 0,
-			r->stop == LLM_STOP_LENGTH, w->base, &w->src, &form, &rerr)) {
+			r->stop == LLM_STOP_LENGTH, w->base, &w->src, &form, &note, &rerr)) {
 		n->verdict = xstrdup(verdict_name(VERDICT_BAD_REPLY));
 		strbuf_addf(&w->fb, "Your reply could not be used: %s.\n", rerr);
 		first_line(rerr, &n->message);
 	} else {
 		w->have_src = 1;
+		if (note) {
+			/* the model learns which part of its reply was compiled */
+			strbuf_addf(&w->fb, "From your reply I took %s.\n", note);
+			emit(a, AGENT_EV_NOTE, w->fb.buf, NULL);
+			free(note);
+		}
 	}
 	rc = 0;
 out:

@@ -83,7 +83,7 @@ check "the model is told how much slower" 'grep -q "Your change made it 50% slow
 check "the rolled-back kernel is not what the next step edits" 'grep -q "const int threads = 512;" "$M/prompt-6.txt" && ! grep -q "threads = 64" "$M/prompt-6.txt"'
 check "a wrong result is a failed step" '[ "$(sql "$RUN" "select verdict||\" \"||outcome from nodes where id=6")" = "incorrect failed" ]'
 check "the fix prompt says where the errors are" 'grep -q "errors only in rows 1023..1023 of 1024" "$M/prompt-7.txt" && grep -q "\[1023, 4090\]: got NaN" "$M/prompt-7.txt"'
-check "an edit that does not apply is reported precisely" 'sql "$RUN" "select message from nodes where id=7" | grep -q "edit 1 did not apply: its SEARCH text (1 lines, starting \"this line is not in the kernel\") was not found"'
+check "an edit that does not apply is reported precisely" 'sql "$RUN" "select message from nodes where id=7" | grep -q "edit 1 did not apply: its SEARCH text (1 lines, starting \"	this line is not in the kernel\") was not found"'
 check "best.cu is the fastest verified kernel" 'cmp -s "$RUN/best.cu" "$T/k_fast.cu"'
 check "every model call is stored" '[ "$(sql "$RUN" "select count(*) from llm_calls where node is not null")" = 7 ]'
 check "the run row is finished" '[ "$(sql "$RUN" "select status||\" \"||best_node||\" \"||nodes from runs")" = "stopped 4 7" ]'
@@ -144,6 +144,26 @@ check "resume continues the node count" '[ "$(sql "$RUN5" "select group_concat(i
 check "resume carried the iteration budget over" '[ "$(jq_ "$T/out5.json" "d[\"stop\"], d[\"nodes\"]")" = "iterations 2" ]'
 check "resume picked up the best kernel" '[ "$(sql "$RUN5" "select outcome from nodes where id=2")" = best ] && cmp -s "$RUN5/best.cu" "$T/k_fast.cu"'
 check "resume is counted" '[ "$(sql "$RUN5" "select resumes||\" \"||status from runs")" = "1 stopped" ]'
+
+# ---- 7. unusable replies: the next prompt says what was wrong and asks for what can work ----
+M7="$T/m7"; mkdir -p "$M7"
+echo "I would write a grid-stride loop with float4 loads." >"$M7/reply-1.txt"
+fence "a relu" "$T/k_good.cu" >"$M7/reply-2.txt"
+echo "Maybe try more threads? I am not sure." >"$M7/reply-3.txt"
+head -c $((9 << 20)) /dev/zero | tr '\0' x >"$M7/reply-4.txt"
+edit "more threads per block" $'\tconst int threads = 256;' $'\tconst int threads = 512;' >"$M7/reply-5.txt"
+"$CUTEGEN" run "$D/relu_small.json" --llm-cmd "python3 $D/model.py $M7" --recorded-evals "$R" \
+    --iters 5 --out "$T/run7" --json >"$T/out7.json" 2>"$T/err7"
+rc=$?
+check "unusable replies: the run goes on to its budget (rc $rc)" '[ $rc -eq 0 ] && [ "$(jq_ "$T/out7.json" "d[\"stop\"], d[\"nodes\"]")" = "iterations 5" ]'
+check "stage 0, unusable reply: the next prompt shows no empty failed candidate" '! grep -q "candidate that failed" "$M7/prompt-2.txt" && ! grep -q "SEARCH/REPLACE edits of this" "$M7/prompt-2.txt"'
+check "stage 0, unusable reply: it says what was wrong and asks for a whole file" 'grep -q "your reply had no code block: reply with the whole kernel in one \`\`\`cuda fenced block (there is no kernel to edit yet)" "$M7/prompt-2.txt" && grep -q "Write the first kernel" "$M7/prompt-2.txt"'
+check "optimize step, unusable reply: the best kernel is the current one, not a failed candidate" 'grep -q "The current kernel" "$M7/prompt-4.txt" && ! grep -q "candidate that failed" "$M7/prompt-4.txt"'
+check "optimize step, unusable reply: the stage guidance stays" 'grep -q "This stage.s guidance" "$M7/prompt-4.txt" && grep -q "your reply had no code block" "$M7/prompt-4.txt"'
+check "a reply over the size limit is a bad_reply node, not the end of the run" '[ "$(sql "$T/run7" "select verdict from nodes where id=4")" = bad_reply ]'
+check "the model is told its reply was too large" 'grep -q "passed the cap of" "$M7/prompt-5.txt" && grep -q "Reply with the kernel only" "$M7/prompt-5.txt"'
+check "after it, an edit of the best kernel applies" '[ "$(sql "$T/run7" "select verdict||\" \"||outcome from nodes where id=5")" = "pass best" ]'
+
 
 # ---- 6. a keyless local server (vLLM, SGLang, llama.cpp, Ollama) named each way is used ----
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy OPENAI_BASE_URL ANTHROPIC_BASE_URL

@@ -30,8 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(t, text, len);
 	struct strbuf out = STRBUF_INIT;
 	enum reply_form form = REPLY_NONE;
-	char *err = NULL;
-	if (reply_parse(t, len, truncated, current, &out, &form, &err)) {
+	char *err = NULL, *note = NULL;
+	if (reply_parse(t, len, truncated, current, &out, &form, &note, &err)) {
+		if (note)
+			BUG("reply_parse failed with a note");
 		if (!err)
 			BUG("reply_parse failed without a message");
 	} else {
@@ -40,6 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)reply_form_name(form);
 	}
 	free(err);
+	free(note);
 	strbuf_release(&out);
 	free(t);
 	free(current);

@@ -24,7 +24,7 @@ static const char *K =
 static int parse(const char *text, int trunc, const char *cur, struct strbuf *out, char **err)
 {
 	enum reply_form f;
-	return reply_parse(text, strlen(text), trunc, cur, out, &f, err);
+	return reply_parse(text, strlen(text), trunc, cur, out, &f, NULL, err);
 }
 
 TEST(reply_takes_last_fenced_block_with_entry_point)
@@ -120,7 +120,7 @@ TEST(reply_malformed_and_huge_inputs_end_cleanly)
 	enum reply_form f;
 	/* NULs, lone markers, fences everywhere */
 	const char junk[] = "```\0```\n<<<<<<< SEARCH\n\0\n=======\n```cuda\n>>>>>>> REPLACE\n```";
-	int r = reply_parse(junk, sizeof(junk) - 1, 0, "x\n", &out, &f, &err);
+	int r = reply_parse(junk, sizeof(junk) - 1, 0, "x\n", &out, &f, NULL, &err);
 	CHECK(r == 0 || r == -1);
 	free(err);
 	err = NULL;
@@ -129,13 +129,13 @@ TEST(reply_malformed_and_huge_inputs_end_cleanly)
 	char *big = xmalloc(n + 1);
 	memset(big, '`', n);
 	big[n] = 0;
-	CHECK_INT(reply_parse(big, n, 0, NULL, &out, &f, &err), -1);
+	CHECK_INT(reply_parse(big, n, 0, NULL, &out, &f, NULL, &err), -1);
 	CHECK_HAS(err, "more than the");
 	free(err);
 	/* many lines of fences, within the cap: linear, ends */
 	for (size_t i = 0; i < 1000000; i++)
 		big[i] = i % 4 == 3 ? '\n' : '`';
-	CHECK_INT(reply_parse(big, 1000000, 0, NULL, &out, &f, &err), -1);
+	CHECK_INT(reply_parse(big, 1000000, 0, NULL, &out, &f, NULL, &err), -1);
 	free(err);
 	/* an edit against a kernel of too many lines is refused, not slow */
 	char *cur = xmalloc(2 * (REPLY_MAX_LINES + 5) + 1);
