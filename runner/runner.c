@@ -377,75 +377,14 @@ static struct tensor *first_input(struct ctx *c)
 	BUG("task without input");
 }
 
-static double unit_roundoff(enum dtype d)
-{
-	switch (d) {
-	case DT_FP16: return ldexp(1.0, -11);
-	case DT_BF16: return ldexp(1.0, -8);
-	case DT_FP8_E4M3: return ldexp(1.0, -4);
-	default: return ldexp(1.0, -24);
-	}
-}
-
-/* The spacing of an output type's subnormals: rounding a correct result that small to the
- * output type loses up to half of it, whatever rtol says. */
-static double subnormal_step(enum dtype d)
-{
-	switch (d) {
-	case DT_FP16: return ldexp(1.0, -24);
-	case DT_BF16: return ldexp(1.0, -133);
-	case DT_FP8_E4M3: return ldexp(1.0, -9);
-	default: return ldexp(1.0, -149);
-	}
-}
-
-/*
- * The tolerance of each op and contract (docs/evaluation.md explains them). GEMMs are judged
- * against the scale of the computation, sum |a||b|: an fp32 dot product of K terms is within
- * a few sqrt(K) roundings of that scale, while TF32 or fp16 rounding of the inputs is off by
- * about 2^-11 of it, which the sparse distribution (few terms per dot product) makes plain.
- */
+/* The tolerance of each op and contract: task_tolerance() in src/common/task.c. */
 static void tolerances(struct ctx *c, enum dist dist, struct dk_compare *cmp)
 {
-	const struct task *t = c->t;
-	double u32 = ldexp(1.0, -24), uo = unit_roundoff(t->out_dtype);
-	if (c->gemm_like) {
-		double keff = (double)t->k;
-		if (dist == DIST_SPARSE) {
-			double dens = fmin(1.0, sqrt(8.0 / keff));
-			keff = fmax(1.0, keff * dens * dens);
-		}
-		double acc = u32 * (8.0 * sqrt(keff) + 16.0);
-		switch (t->precision) {
-		case PREC_TF32: cmp->eps_scale = ldexp(1.0, -10) + acc; break;
-		case PREC_FP16: case PREC_BF16: cmp->eps_scale = 4.0 * acc; break;
-		case PREC_FP8: cmp->eps_scale = ldexp(1.0, -10); break;
-		default: cmp->eps_scale = acc; break;
-		}
-		cmp->rtol = t->out_dtype == DT_FP32 ? 4 * u32 : 1.01 * uo;
-		cmp->atol = subnormal_step(t->out_dtype);
-	} else if (t->op == OP_SOFTMAX) {
-		double cols = (double)output(c)->cols;
-		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 + 2 * u32 * sqrt(cols) : 2 * uo;
-		cmp->atol = 1e-3 / cols; /* a thousandth of a row's mean value */
-	} else if (t->op == OP_LOG_SOFTMAX) {
-		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 : 2 * uo;
-		cmp->atol = 3e-7 * (1.0 + (dist == DIST_LARGE ? 100.0 : 8.0));
-	} else if (t->op == OP_ELEMENTWISE) {
-		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 : 2 * uo;
-		cmp->atol = 1e-6;
-	} else {
-		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-6 : 2 * uo;
-		cmp->atol = 1e-7;
-	}
-	if (t->rtol >= 0)
-		cmp->rtol = t->rtol;
-	if (t->atol >= 0) {
-		if (c->gemm_like)
-			cmp->eps_scale = t->atol;
-		else
-			cmp->atol = t->atol;
-	}
+	struct task_tolerance tol;
+	task_tolerance(c->t, dist, &tol);
+	cmp->rtol = tol.rtol;
+	cmp->atol = tol.atol;
+	cmp->eps_scale = tol.eps_scale;
 }
 
 static int setup_gemm_refs(struct ctx *c)

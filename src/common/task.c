@@ -1468,3 +1468,82 @@ struct task *task_load(const char *name_or_path, char **err)
 	strbuf_release(&sb);
 	return t;
 }
+
+static double unit_roundoff(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return ldexp(1.0, -11);
+	case DT_BF16: return ldexp(1.0, -8);
+	case DT_FP8_E4M3: return ldexp(1.0, -4);
+	default: return ldexp(1.0, -24);
+	}
+}
+
+/* The spacing of an output type's subnormals: rounding a correct result that small to the
+ * output type loses up to half of it, whatever rtol says. */
+static double subnormal_step(enum dtype d)
+{
+	switch (d) {
+	case DT_FP16: return ldexp(1.0, -24);
+	case DT_BF16: return ldexp(1.0, -133);
+	case DT_FP8_E4M3: return ldexp(1.0, -9);
+	default: return ldexp(1.0, -149);
+	}
+}
+
+/*
+ * The tolerance of each op and contract (docs/evaluation.md explains them), shared by the
+ * runner (which judges with it) and the prompt (which states it). GEMMs are judged
+ * against the scale of the computation, sum |a||b|: an fp32 dot product of K terms is within
+ * a few sqrt(K) roundings of that scale, while TF32 or fp16 rounding of the inputs is off by
+ * about 2^-11 of it, which the sparse distribution (few terms per dot product) makes plain.
+ */
+void task_tolerance(const struct task *t, enum dist dist, struct task_tolerance *cmp)
+{
+	int gemm_like = task_is_gemm_like(t);
+	cmp->eps_scale = 0;
+	double u32 = ldexp(1.0, -24), uo = unit_roundoff(t->out_dtype);
+	if (gemm_like) {
+		double keff = (double)t->k;
+		if (dist == DIST_SPARSE) {
+			double dens = fmin(1.0, sqrt(8.0 / keff));
+			keff = fmax(1.0, keff * dens * dens);
+		}
+		double acc = u32 * (8.0 * sqrt(keff) + 16.0);
+		switch (t->precision) {
+		case PREC_TF32: cmp->eps_scale = ldexp(1.0, -10) + acc; break;
+		case PREC_FP16: case PREC_BF16: cmp->eps_scale = 4.0 * acc; break;
+		case PREC_FP8: cmp->eps_scale = ldexp(1.0, -10); break;
+		default: cmp->eps_scale = acc; break;
+		}
+		cmp->rtol = t->out_dtype == DT_FP32 ? 4 * u32 : 1.01 * uo;
+		cmp->atol = subnormal_step(t->out_dtype);
+	} else if (t->op == OP_SOFTMAX) {
+		struct tensor_spec ts[TASK_MAX_TENSORS];
+		int n = task_tensors(t, ts);
+		const struct tensor_spec *o = NULL;
+		for (int i = 0; i < n; i++)
+			if (ts[i].is_output)
+				o = &ts[i];
+		double cols = o && o->ndim ? (double)o->shape[o->ndim - 1] : 1.0;
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 + 2 * u32 * sqrt(cols) : 2 * uo;
+		cmp->atol = 1e-3 / cols; /* a thousandth of a row's mean value */
+	} else if (t->op == OP_LOG_SOFTMAX) {
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 : 2 * uo;
+		cmp->atol = 3e-7 * (1.0 + (dist == DIST_LARGE ? 100.0 : 8.0));
+	} else if (t->op == OP_ELEMENTWISE) {
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-5 : 2 * uo;
+		cmp->atol = 1e-6;
+	} else {
+		cmp->rtol = t->out_dtype == DT_FP32 ? 1e-6 : 2 * uo;
+		cmp->atol = 1e-7;
+	}
+	if (t->rtol >= 0)
+		cmp->rtol = t->rtol;
+	if (t->atol >= 0) {
+		if (gemm_like)
+			cmp->eps_scale = t->atol;
+		else
+			cmp->atol = t->atol;
+	}
+}

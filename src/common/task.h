@@ -144,6 +144,17 @@ double task_flops(const struct task *t);
 double task_min_bytes(const struct task *t);
 /* 1 for the GEMM family (compute-bound baselines: cuBLASLt), 0 for memory-bound ops. */
 int task_is_gemm_like(const struct task *t);
+
+/* How outputs are judged: |got - want| <= atol + rtol |want| elementwise, and for the GEMM
+ * family also <= eps_scale times the computation's scale (sum |a||b| of each element). */
+struct task_tolerance {
+	double rtol, atol;
+	double eps_scale; /* GEMM family; 0 otherwise */
+};
+
+/* The tolerance of t's op and precision contract for inputs of distribution dist (the task
+ * file's rtol/atol override the defaults). */
+void task_tolerance(const struct task *t, enum dist dist, struct task_tolerance *tol);
 /* "gemm", "elementwise" or "rowwise": which stage machine the agent uses. */
 const char *task_workload(const struct task *t);
 /* A one-line summary of the sizes ("M=4096 N=4096 K=4096 B^T +bias"); appends to out. */

@@ -837,6 +837,20 @@ int diag_format_first_error(const struct diag_list *dl, const char *source, size
 		strbuf_addch(out, '\n');
 	}
 
+	/*
+	 * Errors that point at nvcc's generated files rather than the kernel: say what they mean.
+	 * A kernel in an anonymous namespace is named by the host stub (kernel.cudafe1.stub.c)
+	 * through _GLOBAL__N_..., which CuTe's own anonymous namespaces make ambiguous once
+	 * `using namespace cute` is in scope.
+	 */
+	if (strstr(d->message, "_GLOBAL__N_") && strstr(d->message, "ambiguous"))
+		strbuf_addstr(out, "  what it means: nvcc's generated host stub (the .stub.c file, not "
+				   "your code) cannot name a __global__ function that is inside an "
+				   "anonymous namespace, because CuTe has anonymous namespaces of its own "
+				   "(and `using namespace cute` brings them in). Put your kernels and "
+				   "helpers in a named namespace (namespace kernel { ... }) and launch "
+				   "them as kernel::name<<<...>>>.\n");
+
 	if (source) {
 		int line = 0, col = 0;
 		if (is_main_file(d->file, main_file) && d->line) {

@@ -409,3 +409,16 @@ TEST(diag_malformed_input)
 	}
 	strbuf_release(&big);
 }
+
+TEST(diag_anonymous_namespace_stub_is_explained)
+{
+	char *t = first_error_of("anonymous_namespace");
+	CHECK_HAS(t, "is ambiguous");
+	CHECK_HAS(t, "Put your kernels and helpers in a named namespace");
+	CHECK_HAS(t, ".stub.c file, not your code");
+	free(t);
+	/* an ordinary error gets no such text */
+	t = first_error_of("undefined_identifier");
+	CHECK(!strstr(t, "named namespace"));
+	free(t);
+}
