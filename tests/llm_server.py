@@ -62,11 +62,57 @@ def pieces(text, n=4):
     return [text[i:i + n] for i in range(0, len(text), n)] or [""]
 
 
+def system_text(body):
+    sy = body.get("system", "") or ""
+    if isinstance(sy, list):
+        return "".join(b.get("text", "") for b in sy if isinstance(b, dict))
+    return sy
+
+
 def prompt_tokens(body):
     chars = sum(len(m.get("content", "")) for m in body.get("messages", [])
                 if isinstance(m.get("content"), str))
-    chars += len(body.get("system", "") or "")
+    chars += len(system_text(body))
     return chars // 4 + 10
+
+
+# The "script" scenario caches prompts as the services do (4 characters a token here):
+# OpenAI automatically, the longest prefix shared with an earlier request of the same model,
+# in 128-token steps from 1024 tokens on; Anthropic the system blocks up to the last one
+# marked cache_control, read when an earlier request wrote the same text, else written.
+seen_prompts = {}
+anthropic_cache = {}
+
+
+def openai_cached(model, body):
+    text = "".join("%s\n%s\n" % (m.get("role"), m.get("content")) for m in body.get("messages", []))
+    best = 0
+    with lock:
+        for prev in seen_prompts.get(model, []):
+            n = 0
+            for a, b in zip(prev, text):
+                if a != b:
+                    break
+                n += 1
+            best = max(best, n)
+        seen_prompts.setdefault(model, []).append(text)
+    tokens = best // 4
+    return tokens // 128 * 128 if tokens >= 1024 else 0
+
+
+def anthropic_cached(model, body):
+    """(reads, writes) of the cache_control-marked system prefix."""
+    sy = body.get("system")
+    if not isinstance(sy, list):
+        return 0, 0
+    upto = [i for i, b in enumerate(sy) if isinstance(b, dict) and b.get("cache_control")]
+    if not upto:
+        return 0, 0
+    prefix = "".join(b.get("text", "") for b in sy[:upto[-1] + 1])
+    with lock:
+        hit = prefix in anthropic_cache.setdefault(model, set())
+        anthropic_cache[model].add(prefix)
+    return (len(prefix) // 4, 0) if hit else (0, len(prefix) // 4)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -250,6 +296,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data)
             return
         text = reply_text(body, self.proto)
+        self.cache = None
+        if scen == "script":
+            self.cache = openai_cached(model, body) if self.proto == "openai" else anthropic_cached(model, body)
         if scen in ("kernel", "drop", "droponce", "trunc", "trunconce", "slow", "stall") and KERNEL:
             text = "Change: try %d\n```cuda\n// try %d\n%s```\n" % (n, n, KERNEL)
         if scen == "script" and REPLIES:
@@ -292,8 +341,13 @@ class Handler(BaseHTTPRequestHandler):
                 return "max_tokens: Field required"
             if any(m["role"] == "system" for m in msgs):
                 return "messages: Unexpected role \"system\". Use the top-level `system` parameter."
-            if "system" in body and not isinstance(body["system"], str):
-                return "system: must be a string"
+            sy = body.get("system")
+            if sy is not None and not isinstance(sy, str) and not (
+                    isinstance(sy, list) and all(isinstance(b, dict) and b.get("type") == "text"
+                                                 and isinstance(b.get("text"), str) for b in sy)):
+                return "system: Input should be a valid string or a list of text blocks"
+            if isinstance(sy, list) and any(b.get("cache_control") not in (None, {"type": "ephemeral"}) for b in sy):
+                return "system.0.cache_control: Input tag does not match any of the expected tags"
         else:
             if body.get("stream") and body.get("stream_options") != {"include_usage": True}:
                 return "expected stream_options.include_usage"
@@ -311,7 +365,7 @@ class Handler(BaseHTTPRequestHandler):
                          "logprobs": None, "finish_reason": stop or "stop"}],
             "usage": {"prompt_tokens": prompt_tokens(body), "completion_tokens": len(pieces(text)),
                       "total_tokens": prompt_tokens(body) + len(pieces(text)),
-                      "prompt_tokens_details": {"cached_tokens": 2, "audio_tokens": 0},
+                      "prompt_tokens_details": {"cached_tokens": 2 if self.cache is None else self.cache, "audio_tokens": 0},
                       "completion_tokens_details": {"reasoning_tokens": 0}},
             "system_fingerprint": "fp_test",
         }
@@ -325,7 +379,7 @@ class Handler(BaseHTTPRequestHandler):
                 c["choices"] = []
                 c["usage"] = {"prompt_tokens": prompt_tokens(body), "completion_tokens": len(pieces(text)),
                               "total_tokens": prompt_tokens(body) + len(pieces(text)),
-                              "prompt_tokens_details": {"cached_tokens": 2}}
+                              "prompt_tokens_details": {"cached_tokens": 2 if self.cache is None else self.cache}}
             else:
                 c["usage"] = None
             return json.dumps(c)
@@ -356,9 +410,16 @@ class Handler(BaseHTTPRequestHandler):
             "id": "msg_1", "type": "message", "role": "assistant", "model": model,
             "content": [{"type": "text", "text": text}],
             "stop_reason": "max_tokens" if stop else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": prompt_tokens(body), "output_tokens": len(pieces(text)),
-                      "cache_read_input_tokens": 2, "cache_creation_input_tokens": 0},
+            "usage": self.anthropic_usage(body, text),
         }
+
+    def anthropic_usage(self, body, text, out=None):
+        reads, writes = (2, 0) if self.cache is None else self.cache
+        total = prompt_tokens(body)
+        if self.cache is not None:
+            total -= reads + writes  # input_tokens counts what the cache did not serve
+        return {"input_tokens": total, "output_tokens": len(pieces(text)) if out is None else out,
+                "cache_read_input_tokens": reads, "cache_creation_input_tokens": writes}
 
     def stream_anthropic(self, body, model, text, stop, scen, n):
         ev = lambda name, obj: self.event(json.dumps(obj), name)
@@ -366,8 +427,7 @@ class Handler(BaseHTTPRequestHandler):
         ev("message_start", {"type": "message_start", "message": {
             "id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": model,
             "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": prompt_tokens(body), "output_tokens": 1,
-                      "cache_read_input_tokens": 2, "cache_creation_input_tokens": 0}}})
+            "usage": self.anthropic_usage(body, text, 1)}})
         idx = 0
         if scen == "thinking":
             ev("content_block_start", {"type": "content_block_start", "index": 0,

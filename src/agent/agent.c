@@ -64,6 +64,7 @@ struct agent {
 	char *best_so;        /* its shared object, when built in this process */
 	char *feedback;       /* for the next prompt */
 	struct strbuf history;
+	char *target;         /* the target and build line for the prompts, made once */
 
 	/* profiling */
 	char *profile;
@@ -474,6 +475,7 @@ void agent_free(struct agent *a)
 	strbuf_release(&a->history);
 	free(a->cur_src);
 	free(a->fail_src);
+	free(a->target);
 	free(a->best_src);
 	free(a->best_so);
 	free(a->feedback);
@@ -721,6 +723,58 @@ static void retrieve_docs(struct agent *a, const struct stage *st, struct strbuf
 	strbuf_release(&q);
 }
 
+/* The GPU family an arch is for, in words. */
+static const char *arch_gpus(const char *arch)
+{
+	static const struct { const char *prefix, *gpus; } m[] = {
+		{ "sm_90", "Hopper: H100 / H200" }, { "sm_100", "Blackwell: B200 / GB200" },
+		{ "sm_120", "Blackwell: RTX 50xx / RTX PRO" }, { "sm_89", "Ada: L4 / L40S / RTX 40xx" },
+		{ "sm_80", "Ampere: A100" }, { "sm_86", "Ampere: A10 / RTX 30xx" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(m); i++)
+		if (!strncmp(arch, m[i].prefix, strlen(m[i].prefix)))
+			return m[i].gpus;
+	return NULL;
+}
+
+/*
+ * The facts of the target the prompts state once: the arch and its GPUs, the CUDA toolkit and
+ * CUTLASS versions, and the exact nvcc line (build_argv, the include paths written
+ * symbolically so the text does not depend on the machine). What cannot be found is left out.
+ */
+static void target_facts(struct agent *a, struct strbuf *out)
+{
+	const struct build_opts *bo = &a->o.build;
+	const char *arch = bo->arch ? bo->arch : BUILD_DEFAULT_ARCH;
+	const char *gpus = arch_gpus(arch);
+	char *err = NULL;
+	strbuf_addf(out, "- GPU architecture: %s%s%s%s\n", arch, gpus ? " (" : "", gpus ? gpus : "",
+		    gpus ? ")" : "");
+	char **argv = build_argv(bo, "$CUTLASS/include", "$CUTEGEN/include", &err);
+	if (argv) {
+		const char *v = build_nvcc_version(argv[0], &err);
+		const char *rel = v ? strstr(v, "release ") : NULL;
+		if (rel) {
+			size_t n = strcspn(rel + 8, "\n");
+			strbuf_addf(out, "- CUDA toolkit: release %.*s\n", (int)n, rel + 8);
+		}
+		free(err);
+		err = NULL;
+		char *inc = bo->cutlass_include ? xstrdup(bo->cutlass_include) : build_find_cutlass_include();
+		char *cv = inc ? paths_cutlass_version(inc) : NULL;
+		if (cv)
+			strbuf_addf(out, "- CUTLASS / CuTe: %s\n", cv);
+		free(cv);
+		free(inc);
+		strbuf_addstr(out, "- build line (kernel.cu -> kernel.so, loaded with dlopen):\n    nvcc");
+		for (char **p = argv + 1; *p; p++)
+			strbuf_addf(out, " %s", *p);
+		strbuf_addch(out, '\n');
+		build_argv_free(argv);
+	}
+	free(err);
+}
+
 static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 			struct strbuf *sys, struct strbuf *user, char **err)
 {
@@ -732,8 +786,16 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 			    a->best_speedup : -1, a->cur_node == a->best_node ? a->best_roof : -1);
 		status_line(&bs, "the best verified kernel", a->best_ms, a->best_speedup, a->best_roof);
 	}
+	if (!a->target) {
+		struct strbuf t = STRBUF_INIT;
+		target_facts(a, &t);
+		while (t.len && t.buf[t.len - 1] == '\n')
+			t.buf[--t.len] = '\0';
+		a->target = strbuf_detach(&t, NULL);
+	}
 	struct prompt_input in = { 0 };
 	in.task = a->task;
+	in.target = a->target;
 	in.system_tmpl = a->t_system.buf;
 	/*
 	 * A fix of a reply that gave no candidate (unusable, too large) has nothing to show as

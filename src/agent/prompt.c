@@ -149,6 +149,40 @@ void prompt_describe_task(const struct task *t, struct strbuf *out)
 	} else {
 		strbuf_addstr(out, "scalars: none (num_scalars is 0)\n");
 	}
+	/* the numbers the checker uses, per input distribution (equal ones said once) */
+	strbuf_addstr(out, "checked against the reference on inputs");
+	int nd = t->n_dists ? t->n_dists : 1;
+	for (int i = 0; i < nd; i++)
+		strbuf_addf(out, "%s %s", i ? "," : "", dist_name(t->n_dists ? t->dists[i] : DIST_UNIFORM));
+	strbuf_addf(out, " (%d seeds each); an element passes when\n", t->seeds > 0 ? t->seeds : 2);
+	struct task_tolerance tol[DIST_COUNT];
+	enum dist dist[DIST_COUNT];
+	for (int i = 0; i < nd; i++) {
+		dist[i] = t->n_dists ? t->dists[i] : DIST_UNIFORM;
+		task_tolerance(t, dist[i], &tol[i]);
+	}
+	int all_same = 1;
+	for (int i = 1; i < nd; i++)
+		all_same &= !memcmp(&tol[i], &tol[0], sizeof(tol[0]));
+	for (int i = 0; i < nd; i++) {
+		int first = 1;
+		for (int j = 0; j < i; j++)
+			first &= !!memcmp(&tol[j], &tol[i], sizeof(tol[i]));
+		if (!first)
+			continue;
+		if (tol[i].eps_scale > 0)
+			strbuf_addf(out, "  |got - want| <= %.3g * sum_k |a_ik||b_kj| (the scale of each "
+				    "dot product)", tol[i].eps_scale);
+		else
+			strbuf_addf(out, "  |got - want| <= %.3g + %.3g * |want|", tol[i].atol, tol[i].rtol);
+		if (!all_same) {
+			strbuf_addstr(out, " for");
+			for (int j = i, k = 0; j < nd; j++)
+				if (!memcmp(&tol[j], &tol[i], sizeof(tol[i])))
+					strbuf_addf(out, "%s %s", k++ ? "," : "", dist_name(dist[j]));
+		}
+		strbuf_addch(out, '\n');
+	}
 	strbuf_addf(out, "workload class: %s (%s)\n", task_workload(t),
 		    task_is_gemm_like(t) ? "compute-bound: compared with cuBLASLt and the tensor-core / "
 					   "FMA peak"
@@ -210,6 +244,7 @@ static int render_both(const struct prompt_input *in, const char *task_desc, con
 		{ "feedback", feedback },
 		{ "profile", profile },
 		{ "docs", docs },
+		{ "target", in->target },
 	};
 	strbuf_reset(system);
 	strbuf_reset(user);

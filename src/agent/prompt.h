@@ -5,6 +5,10 @@
  * budget by shortening the history (oldest lines first), then the feedback, then dropping the
  * optional profile and docs, each cut saying so in the text.
  *
+ * The system message holds what does not change during a run (the role, the contract, the
+ * target, the task), so it is byte-identical across calls and a provider's prompt cache can
+ * keep it; the user message holds what changes.
+ *
  * Templates: {{name}} is replaced by a value; {{#name}}...{{/name}} is kept only when name is
  * non-empty. An unknown name or an unclosed section is an error (templates are checked).
  * Not for: choosing what to ask (agent.c) or sending it (llm.h).
@@ -32,6 +36,7 @@ int prompt_render(const char *tmpl, const struct prompt_var *vars, size_t nvars,
 struct prompt_input {
 	const struct task *task;
 	const char *system_tmpl, *user_tmpl;
+	const char *target;          /* the GPU, toolkit, CUTLASS and the exact build line */
 	const char *kernel;          /* the current kernel (the one edits apply to) */
 	const char *kernel_status;   /* "0.412 ms, 1.93x the baseline, 61% of the roofline" */
 	const char *best_status;     /* the best verified kernel's numbers */
@@ -49,8 +54,8 @@ struct prompt_input {
 int prompt_build(const struct prompt_input *in, struct strbuf *system, struct strbuf *user,
 		 char **err);
 
-/* The task as the model should see it: op, sizes, dtypes, the precision contract, the
- * arguments of cutegen_launch in ABI order, the scalars. Appends to out. */
+/* The task as the model should see it: op, sizes, dtypes, the precision contract and its
+ * tolerances, the arguments of cutegen_launch in ABI order, the scalars. Appends to out. */
 void prompt_describe_task(const struct task *t, struct strbuf *out);
 
 #endif

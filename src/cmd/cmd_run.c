@@ -256,6 +256,7 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 		}
 		json_object_set_new(o, "tokens_in", json_integer(tt->tokens_in));
 		json_object_set_new(o, "tokens_out", json_integer(tt->tokens_out));
+		json_object_set_new(o, "tokens_cached", json_integer(store_cached_tokens(s)));
 		json_object_set_new(o, "cost_usd", json_real(tt->cost_usd));
 		json_object_set_new(o, "time", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
 							 "total_s", tt->wall_s, "llm_s", tt->llm_s,
@@ -286,6 +287,9 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 	printf("nodes     %d (%d compiles, %d compile-cache hits, %d evaluations)\n", tt->nodes,
 	       tt->compiles, tt->cache_hits, tt->evals);
 	printf("model     %ld tokens in, %ld out", tt->tokens_in, tt->tokens_out);
+	long cached = store_cached_tokens(s);
+	if (cached > 0)
+		printf(" (%ld of the input from the prompt cache)", cached);
 	if (tt->cost_usd > 0)
 		printf(", $%.4f", tt->cost_usd);
 	printf("\n");

@@ -220,8 +220,16 @@ static char *build_body(const struct llm_config *cfg, const struct llm_message *
 		json_array_append_new(arr, json_pack("{s:s, s:s}", "role", msgs[i].role,
 						     "content", msgs[i].content));
 	}
+	/*
+	 * The system text is the fixed part of every prompt (the agent puts the role, contract,
+	 * target and task there): marked cacheable, later calls read it from the prompt cache at
+	 * a tenth of the price. Below the model's minimum (1024 tokens for most) it is simply not
+	 * cached.
+	 */
 	if (system.len)
-		json_object_set_new(body, "system", json_string(system.buf));
+		json_object_set_new(body, "system",
+				    json_pack("[{s:s, s:s, s:{s:s}}]", "type", "text", "text",
+					      system.buf, "cache_control", "type", "ephemeral"));
 	json_object_set_new(body, "messages", arr);
 	if (budget)
 		json_object_set_new(body, "thinking", json_pack("{s:s, s:I}", "type", "enabled",

@@ -144,6 +144,17 @@ int store_schema_version(struct store *s)
 	return get_version(s);
 }
 
+long store_cached_tokens(struct store *s)
+{
+	sqlite3_stmt *st = NULL;
+	long n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT COALESCE(SUM(cached_tokens), 0) FROM llm_calls", -1,
+			       &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
 static int migrate(struct store *s, char **err)
 {
 	int v = get_version(s);

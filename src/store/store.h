@@ -115,6 +115,8 @@ int store_add_node(struct store *s, struct store_node *n, const struct store_llm
 		   char **err);
 /* A model call that produced no node (the backend failed); node column NULL. */
 int store_add_call(struct store *s, const struct store_llm_call *call, char **err);
+/* The prompt tokens of all model calls that the provider served from its prompt cache. */
+long store_cached_tokens(struct store *s);
 /* Every node in id order; *out is a heap array freed with store_nodes_free. */
 int store_nodes(struct store *s, struct store_node **out, size_t *n, char **err);
 void store_nodes_free(struct store_node *nodes, size_t n);

@@ -86,7 +86,7 @@ assert j['stop']=='end' and j['attempts']==1 and j['usage']['out']>0 and j['usag
 		[ "$got" = "{'role': 'system', 'content': 'be brief'}" ] && report "$b: system message sent first" "" || report "$b: system message sent first" "got $got"
 	else
 		got=$(last_body sys:$b "(b.get('system'), [m['role'] for m in b['messages']])")
-		[ "$got" = "('be brief', ['user'])" ] && report "$b: system prompt at top level" "" || report "$b: system prompt at top level" "got $got"
+		[ "$got" = "([{'type': 'text', 'text': 'be brief', 'cache_control': {'type': 'ephemeral'}}], ['user'])" ] && report "$b: system prompt at top level, marked cacheable" "" || report "$b: system prompt at top level, marked cacheable" "got $got"
 	fi
 	t "$b: request options" 0 "" "" -- ping $A --model opts:$b --temperature 0.3 --max-tokens 100 --reasoning-effort low
 	if [ $b = openai ]; then

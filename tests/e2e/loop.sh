@@ -165,6 +165,55 @@ check "the model is told its reply was too large" 'grep -q "passed the cap of" "
 check "after it, an edit of the best kernel applies" '[ "$(sql "$T/run7" "select verdict||\" \"||outcome from nodes where id=5")" = "pass best" ]'
 
 
+# ---- 8. prompts: the fixed part first and byte-identical, marked cacheable; cached tokens recorded and priced ----
+M8="$T/m8"; mkdir -p "$M8"
+fence "a relu" "$T/k_good.cu" >"$M8/reply-1.txt"
+edit "more threads per block" $'\tconst int threads = 256;' $'\tconst int threads = 512;' >"$M8/reply-2.txt"
+edit "fewer threads per block" $'\tconst int threads = 512;' $'\tconst int threads = 64;' >"$M8/reply-3.txt"
+echo "no code this time" >"$M8/reply-4.txt"
+for i in 1 2 3 4; do cp "$M8/reply-$i.txt" "$M8/reply-$((i + 4)).txt"; done
+echo '{"prices": {"script*": {"in": 10, "out": 20, "cached": 1}}}' >"$T/config8.json"
+FAKE_REPLIES="$M8" LLM_SERVER_LIFETIME=300 python3 "$REPO/tests/llm_server.py" "$T/port8" "$T/log8" none &
+spid8=$!
+for _ in $(seq 100); do [ -s "$T/port8" ] && break; sleep 0.1; done
+URL8="http://127.0.0.1:$(cat "$T/port8")"
+for be in openai anthropic; do
+    base=$URL8; [ $be = openai ] && base="$URL8/v1"
+    CUTEGEN_CONFIG="$T/config8.json" "$CUTEGEN" run "$D/relu_small.json" --backend $be --base-url "$base" \
+        -m script:$be --recorded-evals "$R" --iters 4 --out "$T/run8-$be" --json >"$T/out8-$be.json" 2>"$T/err8-$be"
+    rc=$?
+    check "$be: a 4-node run against the server (rc $rc)" '[ $rc -eq 0 ] && [ "$(grep -c "\"model\": \"script:$be\"" "$T/log8")" = 4 ]'
+    python3 - "$T/log8" "$be" >"$T/p8-$be.txt" <<'P'
+import json, sys
+log, be = sys.argv[1], sys.argv[2]
+reqs = [json.loads(l)["body"] for l in open(log) if json.loads(l).get("model") == "script:" + be]
+if be == "openai":
+    fixed = [r["messages"][0]["content"] if r["messages"][0]["role"] == "system" else None for r in reqs]
+    marked = True
+    users = [r["messages"][1]["content"] for r in reqs]
+else:
+    fixed = [r["system"][0]["text"] for r in reqs]
+    marked = all(r["system"][0].get("cache_control") == {"type": "ephemeral"} for r in reqs)
+    users = [r["messages"][0]["content"] for r in reqs]
+print("identical" if fixed[0] and all(f == fixed[0] for f in fixed) else "differ")
+print("marked" if marked else "unmarked")
+print("task-once" if all("The task\n" not in u for u in users) and "The task\n" in fixed[0] else "task-repeated")
+open(log + "." + be + ".first", "w").write(fixed[0] + "\n\n" + users[0])
+P
+    first="$T/log8.$be.first"
+    check "$be: the fixed part (system, contract, target, task) is byte-identical across calls" '[ "$(sed -n 1p "$T/p8-$be.txt")" = identical ]'
+    check "$be: the task is in the fixed part only" '[ "$(sed -n 3p "$T/p8-$be.txt")" = task-once ]'
+    check "$be: the first prompt names the target, toolkit, CUTLASS and the exact build line" 'grep -q "GPU architecture: sm_90a (Hopper: H100 / H200)" "$first" && grep -q "CUTLASS / CuTe: " "$first" && grep -q "nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_90a,code=sm_90a" "$first"'
+    check "$be: the first prompt gives the contract's tolerance numbers" 'grep -q "|got - want| <= 1e-06 + 1e-05 \* |want|" "$first"'
+    check "$be: the first prompt states the named-namespace rule and a complete ABI example" 'grep -q "named namespace" "$first" && grep -q "kernel::scale<<<" "$first" && ! grep -q "extern \"C\"" "$first"'
+    check "$be: later calls read the fixed part from the cache; the store records it" '[ "$(sql "$T/run8-$be" "select cached_tokens = 0 from llm_calls order by id limit 1")" = 1 ] && [ "$(sql "$T/run8-$be" "select min(cached_tokens) > 500 from llm_calls where id > 1")" = 1 ]'
+    check "$be: --json totals the cached tokens" '[ "$(jq_ "$T/out8-$be.json" "d[\"tokens_cached\"]")" = "$(sql "$T/run8-$be" "select sum(cached_tokens) from llm_calls")" ]'
+    check "$be: cached input is priced at the cached rate" '[ "$(sql "$T/run8-$be" "select count(*) from llm_calls where abs(cost_usd - ((in_tokens - cached_tokens) * 10 + cached_tokens * 1 + out_tokens * 20) / 1e6) > 1e-12")" = 0 ] && [ "$(sql "$T/run8-$be" "select count(*) from llm_calls where id > 1 and cost_usd < (in_tokens * 10 + out_tokens * 20) / 1e6")" = 3 ]'
+done
+check "anthropic: the fixed part is marked cache_control" '[ "$(sed -n 2p "$T/p8-anthropic.txt")" = marked ]'
+kill "$spid8" 2>/dev/null
+
+
 # ---- 6. a keyless local server (vLLM, SGLang, llama.cpp, Ollama) named each way is used ----
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy OPENAI_BASE_URL ANTHROPIC_BASE_URL
 export NO_PROXY=127.0.0.1
