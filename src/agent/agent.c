@@ -690,9 +690,9 @@ static void status_line(struct strbuf *sb, const char *label, double ms, double 
 }
 
 /*
- * Retrieved CuTe documentation for the next prompt: the stage's topic, and the CuTe/CUTLASS
- * names in the latest compile error (for an error inside make_tiled_copy, its declaration
- * and an example of its use). The index is built on first use; when it cannot be, the run
+ * Retrieved CuTe documentation for the next prompt: the CuTe/CUTLASS names in the latest
+ * compile error (for an error inside make_tiled_copy, its declaration and an example of its
+ * use) and the stage's docs: topic, filtered to fit the task's class and contract. The index is built on first use; when it cannot be, the run
  * says so once and goes on without.
  */
 #define DOCS_BUDGET 4000
@@ -714,13 +714,27 @@ static void retrieve_docs(struct agent *a, const struct stage *st, struct strbuf
 			return;
 		}
 	}
-	struct strbuf q = STRBUF_INIT;
+	struct rag_situation sit = { 0 };
+	sit.memory_bound = !task_is_gemm_like(a->task);
+	sit.strict_fp32 = a->task->precision == PREC_STRICT;
+	sit.stage_topic = st->docs;
 	if (a->feedback && strstr(a->feedback, "did not compile"))
-		rag_terms_from_error(a->feedback, &q);
-	strbuf_addf(&q, "%s%s", q.len ? " " : "", st->name ? st->name : "");
-	if (q.len)
-		rag_query(a->rag, q.buf, 3, DOCS_BUDGET, out);
-	strbuf_release(&q);
+		sit.error = a->feedback;
+	rag_retrieve(a->rag, &sit, 3, DOCS_BUDGET, out);
+}
+
+int agent_stage_guidance(const struct stage *st, const struct task *t, struct strbuf *out,
+			 char **err)
+{
+	int tc = t->precision != PREC_STRICT;
+	struct prompt_var v[] = { { "tensor_cores", tc ? "1" : "" }, { "fp32_fma", tc ? "" : "1" } };
+	char *e = NULL;
+	if (prompt_render(st->guidance ? st->guidance : "", v, ARRAY_SIZE(v), out, &e)) {
+		*err = xasprintf("stage %d's guidance: %s", st->index, e);
+		free(e);
+		return -1;
+	}
+	return 0;
 }
 
 /* The GPU family an arch is for, in words. */
@@ -779,8 +793,12 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 			struct strbuf *sys, struct strbuf *user, char **err)
 {
 	const struct stage *st = &a->sm.stages[a->stage];
-	struct strbuf ks = STRBUF_INIT, bs = STRBUF_INIT, docs = STRBUF_INIT;
+	struct strbuf ks = STRBUF_INIT, bs = STRBUF_INIT, docs = STRBUF_INIT, guide = STRBUF_INIT;
 	retrieve_docs(a, st, &docs);
+	if (agent_stage_guidance(st, a->task, &guide, err)) {
+		strbuf_release(&docs);
+		return -1;
+	}
 	if (a->best_src) {
 		status_line(&ks, "the current kernel", a->cur_ms, a->cur_node == a->best_node ?
 			    a->best_speedup : -1, a->cur_node == a->best_node ? a->best_roof : -1);
@@ -811,7 +829,7 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 	in.best_status = bs.buf;
 	in.history = a->history.buf;
 	in.stage_name = st->name;
-	in.stage_guidance = st->guidance;
+	in.stage_guidance = guide.buf;
 	in.stage_watch = st->watch;
 	in.stage_index = a->stage;
 	in.stage_count = (int)a->sm.n;
@@ -820,6 +838,7 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 	in.docs = docs.len ? docs.buf : NULL;
 	in.budget = a->o.prompt_budget;
 	int rc = prompt_build(&in, sys, user, err);
+	strbuf_release(&guide);
 	strbuf_release(&ks);
 	strbuf_release(&bs);
 	strbuf_release(&docs);

@@ -126,6 +126,15 @@ const struct agent_totals *agent_totals(const struct agent *a);
 const char *agent_best_source(const struct agent *a);
 void agent_free(struct agent *a);
 
+/*
+ * A stage's guidance for a task: its {{#tensor_cores}}...{{/tensor_cores}} sections kept when
+ * the precision contract allows tensor cores, its {{#fp32_fma}}...{{/fp32_fma}} ones under a
+ * strict fp32 contract. Appends to out; -1 with *err for a broken section.
+ */
+struct stage;
+int agent_stage_guidance(const struct stage *st, const struct task *t, struct strbuf *out,
+			 char **err);
+
 /* The reply's "Change: ..." line (what the model says it did), heap, or NULL. */
 char *agent_change_line(const char *reply);
 

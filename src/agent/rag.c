@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1066,17 +1067,12 @@ int rag_search(struct rag *r, const char *query, int k, struct rag_hit **hits, c
 	return n;
 }
 
-int rag_query(struct rag *r, const char *query, int k, size_t byte_budget, struct strbuf *out)
+/* Appends hits[0..n) that fit the budget (the first cut to fit); returns how many. */
+static int append_hits(struct rag_hit *h, int n, int k, size_t byte_budget, struct strbuf *out)
 {
-	struct rag_hit *h = NULL;
-	char *err = NULL;
-	int n = rag_search(r, query, k, &h, &err);
-	free(err);
-	if (n < 0)
-		return -1;
 	int added = 0;
 	size_t used = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && added < k; i++) {
 		char *head = xasprintf("// %s:%d-%d  %s\n", h[i].file, h[i].start, h[i].end, h[i].title);
 		size_t need = strlen(head) + strlen(h[i].text) + 1;
 		if (used + need > byte_budget) {
@@ -1101,7 +1097,94 @@ int rag_query(struct rag *r, const char *query, int k, size_t byte_budget, struc
 		free(head);
 		added++;
 	}
+	return added;
+}
+
+int rag_query(struct rag *r, const char *query, int k, size_t byte_budget, struct strbuf *out)
+{
+	struct rag_hit *h = NULL;
+	char *err = NULL;
+	int n = rag_search(r, query, k, &h, &err);
+	free(err);
+	if (n < 0)
+		return -1;
+	int added = append_hits(h, n, k, byte_budget, out);
 	rag_hits_free(h, n);
+	return added;
+}
+
+/* ---- retrieval for a situation ---------------------------------------------------------------- */
+
+static int has_ci(const char *hay, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (const char *p = hay; *p; p++)
+		if (!strncasecmp(p, needle, k))
+			return 1;
+	return 0;
+}
+
+/* Topics that do not fit a situation, each as the words that give a chunk away. */
+static const char *const pdl_words[] = { "wait_on_dependent_grids", "launch_dependent_grids",
+					 "griddepcontrol", "GridDependency", NULL };
+static const char *const mma_words[] = { "make_tiled_mma", "TiledMMA", "MMA_Atom", "mma_unpack",
+					 "GMMA", "warpgroup", "tcgen05", "UMMA", "mma.sync",
+					 "partition_fragment", NULL };
+static const char *const tensor_core_words[] = { "GMMA", "warpgroup", "tcgen05", "UMMA", "tf32",
+						 "tfloat32", "tensor core", "half_t", "bfloat16",
+						 "SM80_16x8", "mma.sync", NULL };
+
+/* Whether a hit speaks of a topic (one of words) that the query (the error, the stage's
+ * topic) did not ask for: a query naming any of the words asks for the whole topic. */
+static int off_topic(const struct rag_hit *h, const char *const *words, const char *asked)
+{
+	for (const char *const *w = words; *w; w++)
+		if (has_ci(asked, *w))
+			return 0;
+	for (const char *const *w = words; *w; w++)
+		if (has_ci(h->title, *w) || has_ci(h->text, *w))
+			return 1;
+	return 0;
+}
+
+int rag_retrieve(struct rag *r, const struct rag_situation *sit, int k, size_t byte_budget,
+		 struct strbuf *out)
+{
+	struct strbuf q = STRBUF_INIT;
+	if (sit->error && *sit->error)
+		rag_terms_from_error(sit->error, &q);
+	if (sit->stage_topic && *sit->stage_topic)
+		strbuf_addf(&q, "%s%s", q.len ? " " : "", sit->stage_topic);
+	if (!q.len) {
+		strbuf_release(&q);
+		return 0;
+	}
+	struct rag_hit *h = NULL;
+	char *err = NULL;
+	int n = rag_search(r, q.buf, k * 6, &h, &err);
+	free(err);
+	if (n < 0) {
+		strbuf_release(&q);
+		return -1;
+	}
+	/* drop what does not fit the task: its class, its contract, the step it is at */
+	int kept = 0;
+	for (int i = 0; i < n; i++) {
+		int drop = off_topic(&h[i], pdl_words, q.buf) ||
+			   (sit->memory_bound && off_topic(&h[i], mma_words, q.buf)) ||
+			   (sit->strict_fp32 && off_topic(&h[i], tensor_core_words, q.buf));
+		if (drop) {
+			free(h[i].file);
+			free(h[i].title);
+			free(h[i].kind);
+			free(h[i].text);
+			continue;
+		}
+		h[kept++] = h[i];
+	}
+	int added = append_hits(h, kept, k, byte_budget, out);
+	rag_hits_free(h, kept);
+	strbuf_release(&q);
 	return added;
 }
 

@@ -3,8 +3,8 @@
  * (cute/ recursively, cutlass/arch, cutlass/pipeline, cutlass/numeric_*.h), the CuTe examples
  * (<cutlass>/examples/cute) and the notes cutegen ships (docs/cute/NAME.md, embedded), chunked by
  * declaration (C++: one top-level struct/class/function/alias with the comment above it;
- * Markdown: one section per heading). The agent queries it with the stage's topic and the
- * identifiers of the latest compile error; `cutegen docs` exposes the same to people.
+ * Markdown: one section per heading). The agent queries it with the identifiers of the latest
+ * compile error and the stage's topic, filtered by the task's class and contract (rag_retrieve); `cutegen docs` exposes the same to people.
  * Ranking: BM25 with the declared name (title) weighted far above the body, and a further boost
  * for chunks that declare an identifier the query names, so a declaration outranks mentions.
  * Not for: prompting (the agent decides what to ask and where the text goes).
@@ -83,6 +83,24 @@ void rag_hits_free(struct rag_hit *hits, int n);
  * -1 on a database error.
  */
 int rag_query(struct rag *r, const char *query, int k, size_t byte_budget, struct strbuf *out);
+
+/* What the agent is at, for rag_retrieve. */
+struct rag_situation {
+	int memory_bound;        /* elementwise / row-wise class: no MMA text */
+	int strict_fp32;         /* strict fp32 contract: no tensor-core text */
+	const char *stage_topic; /* the stage's "docs:" line, or NULL */
+	const char *error;       /* the latest compile error, or NULL */
+};
+
+/*
+ * Retrieval for a situation: the identifiers of the error, then the stage's topic, and of the
+ * best chunks for them, those that fit the task: never programmatic dependent launch, no MMA
+ * text for a memory-bound class, no tensor-core text under a strict fp32 contract (each unless
+ * the error or the topic names it). Appends up to k within byte_budget as rag_query does;
+ * returns how many, 0 when there is nothing to ask, -1 on a database error.
+ */
+int rag_retrieve(struct rag *r, const struct rag_situation *sit, int k, size_t byte_budget,
+		 struct strbuf *out);
 
 /*
  * Appends to query (space-separated) the CuTe/CUTLASS identifiers in a compiler error, most

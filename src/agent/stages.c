@@ -18,6 +18,7 @@ void stage_machine_release(struct stage_machine *m)
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->stages[i].name);
 		free(m->stages[i].watch);
+		free(m->stages[i].docs);
 		free(m->stages[i].guidance);
 	}
 	free(m->stages);
@@ -158,6 +159,9 @@ int stages_parse(const char *text, size_t len, const char *origin, struct stage_
 		} else if (!strcmp(key, "watch")) {
 			free(st->watch);
 			st->watch = xstrdup(val);
+		} else if (!strcmp(key, "docs")) {
+			free(st->docs);
+			st->docs = xstrdup(val);
 		} else if (!strcmp(key, "needs")) {
 			if (!strcmp(val, "tensor_cores"))
 				st->tensor_cores = 1;
@@ -165,7 +169,7 @@ int stages_parse(const char *text, size_t len, const char *origin, struct stage_
 				bad = 1;
 		} else {
 			*err = xasprintf("%s:%d: unknown key '%s' (known: stage, name, max_iters, min_gain, "
-					 "patience, watch, needs)", origin, lineno, key);
+					 "patience, watch, docs, needs)", origin, lineno, key);
 			bad = 2;
 		}
 		if (bad == 1)

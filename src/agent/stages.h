@@ -39,6 +39,8 @@ struct stage {
 	int patience;        /* the stage ends after this many steps in a row without progress */
 	char *watch;         /* metrics the stage cares about, comma-separated, shown to the model */
 	int tensor_cores;    /* "needs: tensor_cores": skipped when the contract is strict fp32 */
+	char *docs;          /* "docs: local_tile make_identity_tensor": what to retrieve from the
+				CuTe index in this stage; NULL = nothing but the error's names */
 	char *guidance;      /* the text given to the model in this stage */
 };
 
