@@ -1173,6 +1173,9 @@ int rag_retrieve(struct rag *r, const struct rag_situation *sit, int k, size_t b
 		int drop = off_topic(&h[i], pdl_words, q.buf) ||
 			   (sit->memory_bound && off_topic(&h[i], mma_words, q.buf)) ||
 			   (sit->strict_fp32 && off_topic(&h[i], tensor_core_words, q.buf));
+		/* another overload of a name already taken says little new */
+		for (int j = 0; j < kept && !drop; j++)
+			drop = !strcmp(h[j].title, h[i].title);
 		if (drop) {
 			free(h[i].file);
 			free(h[i].title);

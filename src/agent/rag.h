@@ -94,7 +94,7 @@ struct rag_situation {
 
 /*
  * Retrieval for a situation: the identifiers of the error, then the stage's topic, and of the
- * best chunks for them, those that fit the task: never programmatic dependent launch, no MMA
+ * best chunks for them (one per declared name: no second overload), those that fit the task: never programmatic dependent launch, no MMA
  * text for a memory-bound class, no tensor-core text under a strict fp32 contract (each unless
  * the error or the topic names it). Appends up to k within byte_budget as rag_query does;
  * returns how many, 0 when there is nothing to ask, -1 on a database error.

@@ -784,7 +784,10 @@ int cmd_resume(int argc, char **argv)
 			llm_config_set(&cfg.model, v);
 		if ((v = jstr(l, "base_url")))
 			llm_config_set(&cfg.base_url, v);
-		if ((v = jstr(l, "api_key_env")))
+		/* the backend's own key variable was filled in by the defaults, not asked for:
+		   leaving it unset keeps a keyless server of one's own usable on resume */
+		if ((v = jstr(l, "api_key_env")) && strcmp(v, "OPENAI_API_KEY") &&
+		    strcmp(v, "ANTHROPIC_API_KEY"))
 			llm_config_set(&cfg.api_key_env, v);
 		if ((v = jstr(l, "llm_cmd")))
 			llm_config_set(&cfg.llm_cmd, v);

@@ -245,6 +245,10 @@ for way in env flag backend; do
     check "local server named by $way: --json names the backend and model" '[ "$(jq_ "$T/out6-$way.json" "d[\"llm\"][\"backend\"], d[\"llm\"][\"model\"]")" = "openai script:$way" ]'
     check "local server named by $way: the store records them" 'sql "$T/run6-$way" "select config_json from runs" | grep -q "\"backend\":\"openai\".*\"model\":\"script:$way\""'
 done
+before=$(n_before)
+"$CUTEGEN" resume "$T/run6-env" --iters 2 --json >"$T/out6-resume.json" 2>"$T/err6-resume"
+rc=$?
+check "a run on a keyless local server resumes on it (rc $rc)" '[ $rc -eq 0 ] && [ "$(n_before)" -gt "$before" ] && [ "$(jq_ "$T/out6-resume.json" "d[\"nodes\"]")" = 2 ]'
 rc=$(local_run nokey X=1 -- --backend openai -m gpt-5)
 check "--backend openai at the public URL with no key: an error naming the variable, not the builtin agent (rc $rc)" '[ $rc -ne 0 ] && grep -q "OPENAI_API_KEY" "$T/err6-nokey" && ! grep -q "builtin" "$T/err6-nokey"'
 kill "$spid6" 2>/dev/null
