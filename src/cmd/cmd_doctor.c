@@ -343,7 +343,10 @@ int cmd_doctor(int argc, char **argv)
 	json_object_set_new(o, "llm", llm_json(llm.buf));
 	/* the probe: the backend a run would use, when there is one (builtin needs none) */
 	int chosen = lcfg.backend && strcmp(lcfg.backend, "builtin");
-	if (!no_probe && (chosen || llm_configured(&lcfg))) {
+	int flags_given = lf.backend || lf.model || lf.base_url || lf.api_key_env || lf.llm_cmd ||
+			  lf.replay;
+	if (!no_probe && (chosen || flags_given || llm_configured(&lcfg)) &&
+	    !(lcfg.backend && !strcmp(lcfg.backend, "builtin"))) {
 		json_t *pj = json_object();
 		char *pmsg = NULL;
 		llm_rc = probe_llm(&lcfg, pj, &pmsg);

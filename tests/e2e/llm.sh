@@ -232,6 +232,7 @@ d "doctor: --base-url and -m probe the server" any0 "probe: openai model doctor-
 d "doctor: anthropic backend probed" any0 "probe: anthropic model doctor-ok:a at http://127.0.0.1:$PORT answered" "" -- --backend anthropic --base-url "http://127.0.0.1:$PORT" -m doctor-ok:a
 d "doctor: a refused key fails with exit 4 and says what to check" 4 "probe: openai model auth at $URL failed: .*(OPENAI_API_KEY|key)" "model backend does not work" -- --base-url "$URL" -m auth
 d "doctor: a model the server lacks fails" 5 "failed: .*does not exist" "" -- --base-url "$URL" -m notfound
+OPENAI_API_KEY= ANTHROPIC_API_KEY= d "doctor: -m alone with no key for the public API: exit 4, says which variable to set" 4 "probe: the backend failed: no API key: set OPENAI_API_KEY" "" -- -m gpt-5
 d "doctor: an unknown backend is a usage error" 2 "probe: the backend failed: unknown backend 'nope'" "model backend does not work" -- --backend nope
 d "doctor: --llm-cmd runs the command once" any0 "probe: cmd answered" "" -- --llm-cmd "echo OK >>$tmp/doctor-cmd"
 [ "$(wc -l <"$tmp/doctor-cmd")" -eq 1 ] && report "doctor: the command ran once" "" || report "doctor: the command ran once" "ran $(wc -l <"$tmp/doctor-cmd") times"
