@@ -720,6 +720,8 @@ static void retrieve_docs(struct agent *a, const struct stage *st, struct strbuf
 	sit.stage_topic = st->docs;
 	if (a->feedback && strstr(a->feedback, "did not compile"))
 		sit.error = a->feedback;
+	else if (a->step_open)
+		sit.failure = a->feedback; /* a wrong result or a crash being fixed */
 	rag_retrieve(a->rag, &sit, 3, DOCS_BUDGET, out);
 }
 

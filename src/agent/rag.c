@@ -1147,12 +1147,29 @@ static int off_topic(const struct rag_hit *h, const char *const *words, const ch
 	return 0;
 }
 
+/* What to read about a failure that is not a compile error, by the words that give it away. */
+static const struct {
+	const char *needle, *topic;
+} failure_topics[] = {
+	{ "never written", "copy_if elem_less make_identity_tensor predication" },
+	{ "misaligned address", "recast alignment uint128_t" },
+	{ "illegal memory access", "elem_less copy_if make_identity_tensor" },
+	{ "out of bounds", "elem_less copy_if make_identity_tensor" },
+	{ "too many resources requested", "launch bounds registers" },
+	{ "shared memory", "shared memory layout smem" },
+};
+
 int rag_retrieve(struct rag *r, const struct rag_situation *sit, int k, size_t byte_budget,
 		 struct strbuf *out)
 {
 	struct strbuf q = STRBUF_INIT;
 	if (sit->error && *sit->error)
 		rag_terms_from_error(sit->error, &q);
+	for (size_t i = 0; sit->failure && i < ARRAY_SIZE(failure_topics); i++)
+		if (has_ci(sit->failure, failure_topics[i].needle)) {
+			strbuf_addf(&q, "%s%s", q.len ? " " : "", failure_topics[i].topic);
+			break;
+		}
 	if (sit->stage_topic && *sit->stage_topic)
 		strbuf_addf(&q, "%s%s", q.len ? " " : "", sit->stage_topic);
 	if (!q.len) {

@@ -90,10 +90,13 @@ struct rag_situation {
 	int strict_fp32;         /* strict fp32 contract: no tensor-core text */
 	const char *stage_topic; /* the stage's "docs:" line, or NULL */
 	const char *error;       /* the latest compile error, or NULL */
+	const char *failure;     /* the latest other failure (wrong result, CUDA error), or NULL */
 };
 
 /*
- * Retrieval for a situation: the identifiers of the error, then the stage's topic, and of the
+ * Retrieval for a situation: the identifiers of the error (or the topic of a failure: unwritten
+ * outputs and out-of-bounds accesses ask for predication, a misaligned address for alignment),
+ * then the stage's topic, and of the
  * best chunks for them (one per declared name: no second overload), those that fit the task: never programmatic dependent launch, no MMA
  * text for a memory-bound class, no tensor-core text under a strict fp32 contract (each unless
  * the error or the topic names it). Appends up to k within byte_budget as rag_query does;
