@@ -1069,7 +1069,8 @@ static int node_ask_model(struct agent *a, struct node_work *w, char **err)
 		.request_json = r->request_json, .response_raw = r->response_raw,
 		.reply_text = r->text, .model = r->model, .stop = r->stop_raw,
 		.in_tokens = r->in_tokens, .out_tokens = r->out_tokens,
-		.cached_tokens = r->cached_tokens, .cost_usd = r->cost_usd,
+		.cached_tokens = r->cached_tokens, .cache_write_tokens = r->cache_write_tokens,
+		.cost_usd = r->cost_usd,
 		.seconds = r->seconds, .attempts = r->attempts,
 	};
 	if (lrc == LLM_ERR_TOO_BIG) {

@@ -172,10 +172,11 @@ int llm_complete(struct llm *m, const struct llm_message *msgs, int n, struct ll
 	if (rc)
 		goto out;
 	out->cost_usd = llm_cost(llm_config_price(&m->cfg, out->model ? out->model : m->cfg.model),
-				 out->in_tokens, out->out_tokens, out->cached_tokens);
+				 out->in_tokens, out->out_tokens, out->cached_tokens,
+				 out->cache_write_tokens);
 	if (!out->cost_usd && out->model && m->cfg.model && strcmp(out->model, m->cfg.model))
 		out->cost_usd = llm_cost(llm_config_price(&m->cfg, m->cfg.model), out->in_tokens,
-					 out->out_tokens, out->cached_tokens);
+					 out->out_tokens, out->cached_tokens, out->cache_write_tokens);
 	if (m->record_fd >= 0)
 		rc = record_reply(m, out, err);
 out:

@@ -59,6 +59,7 @@ int llm_error_code(int err);
 struct llm_price {
 	char *model;   /* exact model name, or a prefix ending in '*' ("gpt-5*") */
 	double in, out, cached;
+	double cache_write;   /* prompt tokens written to the cache; 0 = charged as "in" */
 };
 
 /*
@@ -95,9 +96,10 @@ void llm_config_release(struct llm_config *cfg);
 void llm_config_copy(struct llm_config *dst, const struct llm_config *src);
 /* Replaces *field (one of cfg's strings) by a copy of value (NULL clears it). */
 void llm_config_set(char **field, const char *value);
-/* Adds or replaces one price table row. */
-void llm_config_set_price(struct llm_config *cfg, const char *model, double in, double out,
-			  double cached);
+/* Adds or replaces one price table row (its cache_write price 0); returns it (owned by cfg,
+ * valid until the next row is added). */
+struct llm_price *llm_config_set_price(struct llm_config *cfg, const char *model, double in,
+				       double out, double cached);
 /* The row for model (exact name first, then the longest matching "prefix*"), or NULL. */
 const struct llm_price *llm_config_price(const struct llm_config *cfg, const char *model);
 
@@ -143,6 +145,7 @@ struct llm_reply {
 	long in_tokens;        /* prompt tokens, cached ones included; 0 = unknown */
 	long out_tokens;       /* generated tokens (reasoning included); 0 = unknown */
 	long cached_tokens;    /* the part of in_tokens read from the prompt cache */
+	long cache_write_tokens; /* the part written to it (Anthropic's cache_creation_input_tokens) */
 	double cost_usd;       /* from the price table; 0 = unknown price */
 	double seconds;        /* wall time, retries and waits included */
 	int attempts;          /* requests made (1 = no retry) */
@@ -156,8 +159,8 @@ struct llm_reply {
 
 void llm_reply_release(struct llm_reply *r);
 
-/* USD for these token counts at this price (in includes cached): see docs/llm.md. */
-double llm_cost(const struct llm_price *p, long in, long out, long cached);
+/* USD for these token counts at this price (in includes cached and writes): see docs/llm.md. */
+double llm_cost(const struct llm_price *p, long in, long out, long cached, long writes);
 
 struct llm;
 

@@ -45,6 +45,7 @@ static void read_usage(struct llm_parse *p, json_t *u, long *input, long *reads,
 		p->out_tokens = llm_json_long(v);
 	p->in_tokens = *input + *reads + *writes;
 	p->cached_tokens = *reads;
+	p->cache_write_tokens = *writes;
 }
 
 static void set_stop(struct llm_parse *p, const char *reason)

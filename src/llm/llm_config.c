@@ -148,7 +148,7 @@ int config_parse_llm(struct llm_config *cfg, const char *text, size_t len, const
 		goto out;
 	}
 	json_object_foreach(prices, name, v) {
-		double in, outp, cached;
+		double in, outp, cached, cwrite;
 		if (!json_is_object(v)) {
 			*err = xasprintf("config '%s': 'prices.%s' must be an object like {\"in\": "
 					 "1.25, \"out\": 10, \"cached\": 0.125}", path, name);
@@ -157,9 +157,10 @@ int config_parse_llm(struct llm_config *cfg, const char *text, size_t len, const
 		}
 		if ((rc = price_field(v, "in", &in, path, name, err)) ||
 		    (rc = price_field(v, "out", &outp, path, name, err)) ||
-		    (rc = price_field(v, "cached", &cached, path, name, err)))
+		    (rc = price_field(v, "cached", &cached, path, name, err)) ||
+		    (rc = price_field(v, "cache_write", &cwrite, path, name, err)))
 			goto out;
-		llm_config_set_price(cfg, name, in, outp, cached);
+		llm_config_set_price(cfg, name, in, outp, cached)->cache_write = cwrite;
 	}
 out:
 	json_decref(root);

@@ -46,7 +46,7 @@ struct llm_parse {
 	struct strbuf text;        /* capped at LLM_MAX_TEXT */
 	enum llm_stop stop;
 	char *stop_raw, *model;
-	long in_tokens, out_tokens, cached_tokens;
+	long in_tokens, out_tokens, cached_tokens, cache_write_tokens;
 	long a_input, a_reads, a_writes; /* anthropic's parts of in_tokens, kept across events */
 	int finished;              /* the stream's end marker arrived ([DONE], message_stop) */
 	int stopped;               /* a stop reason arrived */

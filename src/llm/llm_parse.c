@@ -100,6 +100,7 @@ void llm_parse_to_reply(struct llm_parse *p, struct llm_reply *out)
 	out->in_tokens = p->in_tokens;
 	out->out_tokens = p->out_tokens;
 	out->cached_tokens = p->cached_tokens;
+	out->cache_write_tokens = p->cache_write_tokens;
 }
 
 char *llm_error_body_message(const char *body, size_t len, char **type)

@@ -59,7 +59,8 @@ void llm_config_copy(struct llm_config *dst, const struct llm_config *src)
 	dst->nprices = dst->alloc_prices = 0;
 	for (size_t i = 0; i < src->nprices; i++)
 		llm_config_set_price(dst, src->prices[i].model, src->prices[i].in,
-				     src->prices[i].out, src->prices[i].cached);
+				     src->prices[i].out, src->prices[i].cached)->cache_write =
+			src->prices[i].cache_write;
 }
 
 void llm_config_set(char **field, const char *value)
@@ -69,8 +70,8 @@ void llm_config_set(char **field, const char *value)
 	free(old);
 }
 
-void llm_config_set_price(struct llm_config *cfg, const char *model, double in, double out,
-			  double cached)
+struct llm_price *llm_config_set_price(struct llm_config *cfg, const char *model, double in,
+				       double out, double cached)
 {
 	struct llm_price *p = NULL;
 	for (size_t i = 0; i < cfg->nprices; i++)
@@ -80,10 +81,12 @@ void llm_config_set_price(struct llm_config *cfg, const char *model, double in, 
 		ALLOC_GROW(cfg->prices, cfg->nprices + 1, cfg->alloc_prices);
 		p = &cfg->prices[cfg->nprices++];
 		p->model = xstrdup(model);
+		p->cache_write = 0;
 	}
 	p->in = in;
 	p->out = out;
 	p->cached = cached;
+	return p;
 }
 
 const struct llm_price *llm_config_price(const struct llm_config *cfg, const char *model)
@@ -105,15 +108,19 @@ const struct llm_price *llm_config_price(const struct llm_config *cfg, const cha
 	return best;
 }
 
-double llm_cost(const struct llm_price *p, long in, long out, long cached)
+double llm_cost(const struct llm_price *p, long in, long out, long cached, long writes)
 {
 	if (!p)
 		return 0;
 	if (cached > in)
 		cached = in;
-	/* a cached token with no price of its own is charged as a prompt token */
+	if (writes > in - cached)
+		writes = in - cached;
+	/* a cached or written token with no price of its own is charged as a prompt token */
 	double pc = p->cached > 0 ? p->cached : p->in;
-	return ((double)(in - cached) * p->in + (double)cached * pc + (double)out * p->out) / 1e6;
+	double pw = p->cache_write > 0 ? p->cache_write : p->in;
+	return ((double)(in - cached - writes) * p->in + (double)cached * pc +
+		(double)writes * pw + (double)out * p->out) / 1e6;
 }
 
 static int backend_known(const char *b)

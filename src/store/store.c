@@ -90,6 +90,8 @@ static const char *const migrations[] = {
 	"CREATE INDEX llm_calls_node ON llm_calls(node);\n",
 	/* 1 -> 2: the Nsight Compute summary taken while a node was made (reports show it) */
 	"ALTER TABLE nodes ADD COLUMN profile_sha TEXT REFERENCES blobs(sha256);\n",
+	/* 2 -> 3: prompt tokens written to the provider's cache (Anthropic charges them extra) */
+	"ALTER TABLE llm_calls ADD COLUMN cache_write_tokens INTEGER;\n",
 };
 
 static double wall_now(void)
@@ -433,8 +435,9 @@ static int insert_call(struct store *s, long node, const struct store_llm_call *
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO llm_calls(node, request_json, response_raw, "
 				      "reply_text, model, stop, error, in_tokens, out_tokens, "
-				      "cached_tokens, cost_usd, seconds, attempts, created) "
-				      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+				      "cached_tokens, cost_usd, seconds, attempts, created, "
+				      "cache_write_tokens) "
+				      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "cannot record a model call");
 	if (node > 0)
 		sqlite3_bind_int64(st, 1, node);
@@ -453,6 +456,7 @@ static int insert_call(struct store *s, long node, const struct store_llm_call *
 	sqlite3_bind_double(st, 12, c->seconds);
 	sqlite3_bind_int(st, 13, c->attempts);
 	sqlite3_bind_double(st, 14, wall_now());
+	sqlite3_bind_int64(st, 15, c->cache_write_tokens);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot record a model call");
 	sqlite3_finalize(st);
 	return rc;

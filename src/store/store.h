@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 /* The schema this build writes; older databases are migrated on open, newer ones refused. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 enum { STORE_CREATE = 1, STORE_EXISTING = 2 };
 
@@ -105,6 +105,7 @@ void store_node_release(struct store_node *n);
 struct store_llm_call {
 	const char *request_json, *response_raw, *reply_text, *model, *stop, *error;
 	long in_tokens, out_tokens, cached_tokens;
+	long cache_write_tokens; /* the part of in_tokens written to the prompt cache */
 	double cost_usd, seconds;
 	int attempts;
 };

@@ -172,7 +172,7 @@ edit "more threads per block" $'\tconst int threads = 256;' $'\tconst int thread
 edit "fewer threads per block" $'\tconst int threads = 512;' $'\tconst int threads = 64;' >"$M8/reply-3.txt"
 echo "no code this time" >"$M8/reply-4.txt"
 for i in 1 2 3 4; do cp "$M8/reply-$i.txt" "$M8/reply-$((i + 4)).txt"; done
-echo '{"prices": {"script*": {"in": 10, "out": 20, "cached": 1}}}' >"$T/config8.json"
+echo '{"prices": {"script*": {"in": 10, "out": 20, "cached": 1, "cache_write": 12.5}}}' >"$T/config8.json"
 FAKE_REPLIES="$M8" LLM_SERVER_LIFETIME=300 python3 "$REPO/tests/llm_server.py" "$T/port8" "$T/log8" none &
 spid8=$!
 for _ in $(seq 100); do [ -s "$T/port8" ] && break; sleep 0.1; done
@@ -208,9 +208,10 @@ P
     check "$be: the first prompt states the named-namespace rule and a complete ABI example" 'grep -q "named namespace" "$first" && grep -q "kernel::scale<<<" "$first" && ! grep -q "extern \"C\"" "$first"'
     check "$be: later calls read the fixed part from the cache; the store records it" '[ "$(sql "$T/run8-$be" "select cached_tokens = 0 from llm_calls order by id limit 1")" = 1 ] && [ "$(sql "$T/run8-$be" "select min(cached_tokens) > 500 from llm_calls where id > 1")" = 1 ]'
     check "$be: --json totals the cached tokens" '[ "$(jq_ "$T/out8-$be.json" "d[\"tokens_cached\"]")" = "$(sql "$T/run8-$be" "select sum(cached_tokens) from llm_calls")" ]'
-    check "$be: cached input is priced at the cached rate" '[ "$(sql "$T/run8-$be" "select count(*) from llm_calls where abs(cost_usd - ((in_tokens - cached_tokens) * 10 + cached_tokens * 1 + out_tokens * 20) / 1e6) > 1e-12")" = 0 ] && [ "$(sql "$T/run8-$be" "select count(*) from llm_calls where id > 1 and cost_usd < (in_tokens * 10 + out_tokens * 20) / 1e6")" = 3 ]'
+    check "$be: cached input is priced at the cached rate, cache writes at theirs" '[ "$(sql "$T/run8-$be" "select count(*) from llm_calls where abs(cost_usd - ((in_tokens - cached_tokens - coalesce(cache_write_tokens, 0)) * 10 + cached_tokens * 1 + coalesce(cache_write_tokens, 0) * 12.5 + out_tokens * 20) / 1e6) > 1e-12")" = 0 ] && [ "$(sql "$T/run8-$be" "select count(*) from llm_calls where id > 1 and cost_usd < (in_tokens * 10 + out_tokens * 20) / 1e6")" = 3 ]'
 done
 check "anthropic: the fixed part is marked cache_control" '[ "$(sed -n 2p "$T/p8-anthropic.txt")" = marked ]'
+check "anthropic: the first call wrote the fixed part to the cache, the store records it" '[ "$(sql "$T/run8-anthropic" "select cache_write_tokens > 500 from llm_calls order by id limit 1")" = 1 ] && [ "$(sql "$T/run8-anthropic" "select max(cache_write_tokens) from llm_calls where id > 1")" = 0 ]'
 kill "$spid8" 2>/dev/null
 
 

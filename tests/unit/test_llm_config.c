@@ -6,6 +6,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static void clean_env(void)
@@ -246,11 +247,15 @@ TEST(prices_and_cost)
 	CHECK(llm_config_price(&cfg, "gpt-5.1")->in == 1.25);
 	CHECK(llm_config_price(&cfg, "o3") == NULL);
 	/* 1M in of which 200k cached, 100k out at gpt-5* prices: 0.8*1.25 + 0.2*0.125 + 0.1*10 */
-	double c = llm_cost(llm_config_price(&cfg, "gpt-5.1"), 1000000, 100000, 200000);
+	double c = llm_cost(llm_config_price(&cfg, "gpt-5.1"), 1000000, 100000, 200000, 0);
 	CHECK(c > 2.0249999 && c < 2.0250001);
 	/* no cached price: cached tokens cost as prompt tokens */
-	c = llm_cost(llm_config_price(&cfg, "gpt-5-mini-x"), 1000000, 0, 500000);
+	c = llm_cost(llm_config_price(&cfg, "gpt-5-mini-x"), 1000000, 0, 500000, 0);
 	CHECK(c > 0.2499999 && c < 0.2500001);
-	CHECK(llm_cost(NULL, 100, 100, 0) == 0);
+	CHECK(llm_cost(NULL, 100, 100, 0, 0) == 0);
+	/* Anthropic: 1M in = 600k read from the cache + 300k written to it + 100k plain */
+	llm_config_set_price(&cfg, "claude*", 3, 15, 0.3)->cache_write = 3.75;
+	c = llm_cost(llm_config_price(&cfg, "claude-x"), 1000000, 0, 600000, 300000);
+	CHECK(fabs(c - (0.1 * 3 + 0.6 * 0.3 + 0.3 * 3.75)) < 1e-9);
 	llm_config_release(&cfg);
 }

@@ -70,16 +70,17 @@ TEST(store_migrates_v1_to_v2_and_keeps_profiles)
 	n.ms = n.speedup = n.roofline_fraction = -1;
 	CHECK_INT(store_add_node(s, &n, NULL, &err), 0);
 	store_close(s);
-	/* make it a version 1 database: no profile column */
+	/* make it a version 1 database: no profile column (nor the later cache_write_tokens) */
 	sqlite3 *db;
 	CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
-	CHECK_INT(sqlite3_exec(db, "ALTER TABLE nodes DROP COLUMN profile_sha; UPDATE meta SET "
+	CHECK_INT(sqlite3_exec(db, "ALTER TABLE nodes DROP COLUMN profile_sha; ALTER TABLE llm_calls "
+				   "DROP COLUMN cache_write_tokens; UPDATE meta SET "
 				   "value = '1' WHERE key = 'schema_version'", NULL, NULL, NULL),
 		  SQLITE_OK);
 	sqlite3_close(db);
 	s = store_open(dir, STORE_EXISTING, &err);
 	CHECK(s);
-	CHECK_INT(store_schema_version(s), 2);
+	CHECK_INT(store_schema_version(s), STORE_SCHEMA_VERSION);
 	n = (struct store_node){ 0 };
 	n.iteration = 2;
 	n.kind = "optimize";
