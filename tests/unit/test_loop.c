@@ -304,6 +304,7 @@ TEST(prompt_builtin_templates_render)
 	struct task *t = relu_task();
 	const char *names[] = { "generate.txt", "fix.txt", "optimize.txt" };
 	struct strbuf sysT = STRBUF_INIT, sys = STRBUF_INIT, user = STRBUF_INIT;
+	struct strbuf first_sys = STRBUF_INIT;
 	char *err = NULL;
 	CHECK_INT(prompt_file_load(NULL, "system.txt", &sysT, &err), 0);
 	for (size_t i = 0; i < 3; i++) {
@@ -317,12 +318,24 @@ TEST(prompt_builtin_templates_render)
 		in.feedback = "FEEDBACK-TEXT";
 		in.stage_guidance = "GUIDANCE-TEXT";
 		in.stage_name = "correct";
+		in.target = "- GPU architecture: sm_90a";
+		in.history = i ? "1 generate: compile_error" : NULL;
 		CHECK_INT(prompt_build(&in, &sys, &user, &err), 0);
 		CHECK_HAS(user.buf, "FEEDBACK-TEXT");
 		CHECK(!strstr(user.buf, "{{"));
 		CHECK_HAS(sys.buf, "cutegen_launch");
+		/* the fixed part: the same bytes whatever the kind of node, holding the task and
+		   the target; the user message does not repeat the task */
+		if (!i)
+			strbuf_add(&first_sys, sys.buf, sys.len);
+		CHECK_STR(sys.buf, first_sys.buf);
+		CHECK_HAS(sys.buf, "\nThe task\ntask: ");
+		CHECK_HAS(sys.buf, "Target and build\n- GPU architecture: sm_90a");
+		CHECK_HAS(sys.buf, "|got - want| <= ");
+		CHECK(!strstr(user.buf, "task: "));
 		strbuf_release(&u);
 	}
+	strbuf_release(&first_sys);
 	strbuf_release(&sysT);
 	strbuf_release(&sys);
 	strbuf_release(&user);
