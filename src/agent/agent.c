@@ -782,11 +782,21 @@ static void target_facts(struct agent *a, struct strbuf *out)
 			strbuf_addf(out, "- CUTLASS / CuTe: %s\n", cv);
 		free(cv);
 		free(inc);
-		strbuf_addstr(out, "- build line (kernel.cu -> kernel.so, loaded with dlopen):\n    nvcc");
+		strbuf_addstr(out, "- build (kernel.cu -> kernel.o -> kernel.so, loaded with dlopen; "
+				   "the object is checked for allowed symbols between the steps):\n"
+				   "    nvcc");
 		for (char **p = argv + 1; *p; p++)
 			strbuf_addf(out, " %s", *p);
 		strbuf_addch(out, '\n');
 		build_argv_free(argv);
+		char **link = build_link_argv(bo, 0, &err);
+		if (link) {
+			strbuf_addstr(out, "    nvcc");
+			for (char **p = link + 1; *p; p++)
+				strbuf_addf(out, " %s", *p);
+			strbuf_addstr(out, "   (+ -lcuda when the object calls the driver: TMA)\n");
+			build_argv_free(link);
+		}
 	}
 	free(err);
 }

@@ -203,7 +203,7 @@ P
     first="$T/log8.$be.first"
     check "$be: the fixed part (system, contract, target, task) is byte-identical across calls" '[ "$(sed -n 1p "$T/p8-$be.txt")" = identical ]'
     check "$be: the task is in the fixed part only" '[ "$(sed -n 3p "$T/p8-$be.txt")" = task-once ]'
-    check "$be: the first prompt names the target, toolkit, CUTLASS and the exact build line" 'grep -q "GPU architecture: sm_90a (Hopper: H100 / H200)" "$first" && grep -q "CUTLASS / CuTe: " "$first" && grep -q "nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_90a,code=sm_90a" "$first"'
+    check "$be: the first prompt names the target, toolkit, CUTLASS and the exact build line" 'grep -q "GPU architecture: sm_90a (Hopper: H100 / H200)" "$first" && grep -q "CUTLASS / CuTe: " "$first" && grep -q "nvcc -std=c++17 -O3 -Xcompiler -fPIC -gencode arch=compute_90a,code=sm_90a .* -c -o kernel.o kernel.cu" "$first" && grep -q "nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_90a,code=sm_90a -o kernel.so kernel.o" "$first"'
     check "$be: the first prompt gives the contract's tolerance numbers" 'grep -q "|got - want| <= 1e-06 + 1e-05 \* |want|" "$first"'
     check "$be: the first prompt states the named-namespace rule and a complete ABI example" 'grep -q "named namespace" "$first" && grep -q "kernel::scale<<<" "$first" && ! grep -q "extern \"C\"" "$first"'
     check "$be: later calls read the fixed part from the cache; the store records it" '[ "$(sql "$T/run8-$be" "select cached_tokens = 0 from llm_calls order by id limit 1")" = 1 ] && [ "$(sql "$T/run8-$be" "select min(cached_tokens) > 500 from llm_calls where id > 1")" = 1 ]'
