@@ -1,0 +1,90 @@
+"""torch.nn of the numpy stand-in (tests/fake_torch/torch/__init__.py says what it is for)."""
+import collections
+import math
+
+import torch as _t
+
+from . import functional  # noqa: F401
+
+
+class Parameter(_t.Tensor):
+    def __init__(self, data, requires_grad=True):
+        _t.Tensor.__init__(self, data.a, data.dtype)
+
+
+class Module:
+    def __init__(self):
+        object.__setattr__(self, "_params", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, v):
+        if "_params" not in self.__dict__:
+            raise AttributeError("cannot assign before Module.__init__() call")
+        if isinstance(v, Parameter):
+            self._params[name] = v
+        elif isinstance(v, Module):
+            self._modules[name] = v
+        object.__setattr__(self, name, v)
+
+    def register_buffer(self, name, t):
+        self._buffers[name] = t
+        object.__setattr__(self, name, t)
+
+    def __call__(self, *a, **k):
+        return self.forward(*a, **k)
+
+    def named_parameters(self, prefix=""):
+        for n, p in self._params.items():
+            yield prefix + n, p
+        for mn, m in self._modules.items():
+            yield from m.named_parameters(prefix + mn + ".")
+
+    def named_buffers(self, prefix=""):
+        for n, b in self._buffers.items():
+            yield prefix + n, b
+        for mn, m in self._modules.items():
+            yield from m.named_buffers(prefix + mn + ".")
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
+
+    def state_dict(self, prefix=""):
+        d = collections.OrderedDict()
+        for n, p in self._params.items():
+            d[prefix + n] = p
+        for n, b in self._buffers.items():
+            d[prefix + n] = b
+        for mn, m in self._modules.items():
+            d.update(m.state_dict(prefix + mn + "."))
+        return d
+
+    def to(self, *a, **k):
+        for x in list(a) + list(k.values()):
+            if str(x).startswith("cuda"):
+                _t._no_cuda()
+        return self
+
+    def cuda(self):
+        _t._no_cuda()
+
+    def eval(self):
+        object.__setattr__(self, "training", False)
+        return self
+
+
+class Linear(Module):
+    def __init__(self, in_features, out_features, bias=True):
+        Module.__init__(self)
+        bound = 1.0 / math.sqrt(in_features)
+        self.weight = Parameter((_t.rand(out_features, in_features) * 2 - 1) * bound)
+        self.bias = Parameter((_t.rand(out_features) * 2 - 1) * bound) if bias else None
+
+    def forward(self, x):
+        return functional.linear(x, self.weight, self.bias)
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return _t.relu(x)

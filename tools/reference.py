@@ -1,0 +1,577 @@
+#!/usr/bin/env python3
+"""cutegen's reference process for module tasks (KernelBench format).
+
+usage: reference.py        (cutegen runs it; requests on stdin, replies on stdout)
+
+It never sees a candidate kernel: it imports the user's module file, builds the module and its
+inputs with PyTorch, and answers requests about it. The protocol (docs/tasks.md, "The reference
+process") is JSON lines:
+
+  on start  -> {"hello": "cutegen-reference", "protocol": 1, "python": "3.11.7",
+                "torch": "2.5.1" | null, "torch_error": "..." (when torch does not import)}
+  {"op": "describe", "file": PATH, "seed": 42}
+            -> {"ok": true, "describe": {...}}  or  {"ok": false, "kind": K, "message": M}
+  {"op": "quit"} or end of input -> exits 0
+
+The error kinds K: no_torch, import, no_model, no_get_inputs, no_get_init_inputs, init,
+inputs, forward, output, gpu, request. The module's own prints go to stderr, never into the
+replies (the reply channel is a private copy of stdout taken before anything is imported).
+
+Not here: inputs per seed and distribution for the judge, float64 truth, eager and
+torch.compile timings, tensors over CUDA IPC (docs/tasks.md says what remains).
+"""
+import importlib.util
+import inspect
+import json
+import math
+import os
+import sys
+import traceback
+
+PROTOCOL = 1
+DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
+          "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+          "bool": "bool", "float8_e4m3fn": "fp8_e4m3"}
+PRECISION_OF = {"fp32": "strict", "fp16": "fp16", "bf16": "bf16"}
+# the activations of tasks/kb1.json with PyTorch's defaults, in the order they are tried
+ACTS = ["relu", "leaky_relu", "sigmoid", "tanh", "swish", "gelu", "mingpt_gelu", "gelu_tanh",
+        "selu", "hardsigmoid", "softplus", "softsign", "elu", "hardtanh"]
+PROBE_NUMEL_MAX = 1 << 20   # probe with the real shapes up to this many elements per input
+SMALL_DIMS = [5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43]
+
+
+class Fail(Exception):
+    def __init__(self, kind, message):
+        Exception.__init__(self, message)
+        self.kind = kind
+        self.message = message
+
+
+def dtype_name(dt):
+    s = str(dt).replace("torch.", "")
+    return DTYPES.get(s, s)
+
+
+def is_tensor(torch, v):
+    return isinstance(v, torch.Tensor)
+
+
+def is_number(v):
+    return isinstance(v, (int, float, bool)) and not isinstance(v, type(None))
+
+
+def gpu_error(e):
+    s = str(e)
+    keys = ("CUDA", "cuda", "no kernel image", "not compiled with", "sm_", "compute capability",
+            "not supported on this", "NCCL", "cudnn", "CUDNN")
+    return any(k in s for k in keys)
+
+
+def load_module(path):
+    name = "cutegen_module_%d" % (abs(hash(path)) % 100000)
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise Fail("import", "'%s' is not a Python file python can import; a module task "
+                       "is a .py file in KernelBench's format" % path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    except Fail:
+        raise
+    except SystemExit as e:
+        raise Fail("import", "importing '%s' called exit(%s); a module file must only define "
+                   "Model, get_inputs and get_init_inputs" % (path, e.code))
+    except BaseException as e:
+        tb = traceback.extract_tb(e.__traceback__)
+        where = ""
+        for fr in tb:
+            if os.path.abspath(fr.filename) == os.path.abspath(path):
+                where = " (line %d)" % fr.lineno
+        raise Fail("gpu" if gpu_error(e) else "import",
+                   "'%s' does not import%s: %s: %s; fix the file (python3 %s shows the full "
+                   "traceback)" % (path, where, type(e).__name__, e, path))
+    return mod
+
+
+def call_user(kind, what, fn, *args):
+    try:
+        return fn(*args)
+    except Fail:
+        raise
+    except BaseException as e:
+        k = "gpu" if gpu_error(e) else kind
+        hint = ("this machine lacks what it needs (a CUDA GPU, or a feature of one): run it "
+                "where PyTorch sees such a GPU" if k == "gpu" else "fix the module file")
+        raise Fail(k, "%s failed: %s: %s; %s" % (what, type(e).__name__, e, hint))
+
+
+def tensor_info(torch, name, t, role=None):
+    d = {"name": name, "shape": [int(s) for s in t.shape], "dtype": dtype_name(t.dtype)}
+    if role:
+        d["role"] = role
+    return d
+
+
+def forward_arg_names(model, n):
+    try:
+        sig = inspect.signature(model.forward)
+        names = [p.name for p in sig.parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        varargs = [p.name for p in sig.parameters.values() if p.kind == p.VAR_POSITIONAL]
+    except (TypeError, ValueError):
+        names, varargs = [], []
+    out = []
+    for i in range(n):
+        if i < len(names):
+            out.append(names[i])
+        elif varargs:
+            out.append("%s%d" % (varargs[0], i - len(names)))
+        else:
+            out.append("in%d" % i)
+    return out
+
+
+def init_arg_names(cls, n):
+    try:
+        sig = inspect.signature(cls.__init__)
+        names = [p.name for p in sig.parameters.values() if p.name != "self"
+                 and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return [names[i] if i < len(names) else "init%d" % i for i in range(n)]
+
+
+def numel(t):
+    n = 1
+    for s in t.shape:
+        n *= int(s)
+    return n
+
+
+def element_size(t):
+    return int(t.element_size())
+
+
+# ---- lowering: is the whole forward one op of the built-in task model? ----
+
+def small_shapes(shapes):
+    """Maps each distinct dim size to a small distinct one, keeping equal sizes equal (so a
+    matmul's K still matches) and 1 as 1."""
+    sizes = sorted({d for s in shapes for d in s if d != 1})
+    m = {d: SMALL_DIMS[i % len(SMALL_DIMS)] + 2 * (i // len(SMALL_DIMS)) for i, d in enumerate(sizes)}
+    m[1] = 1
+    return [[m[d] for d in s] for s in shapes], m
+
+
+def candidates(torch, F, ins, init_scalars, fwd_scalars, out_shape):
+    """(task fields, fn(*tensors) -> tensor) pairs whose shapes fit; fields use the real sizes."""
+    shp = [list(t.shape) for t in ins]
+    c = []
+    if len(ins) == 1:
+        x = shp[0]
+        if out_shape != x or not 1 <= len(x) <= 4:
+            return c
+        if fwd_scalars or init_scalars:
+            for s in fwd_scalars + init_scalars:
+                c.append(({"op": "scalar_mul", "shape": x, "scalar": s},
+                          (lambda s: lambda a: a * s)(s)))
+        params = {
+            "leaky_relu": [{"negative_slope": v} for v in init_scalars[:1]] + [{"negative_slope": 0.01}],
+            "elu": [{"alpha": v} for v in init_scalars[:1]] + [{"alpha": 1.0}],
+            "hardtanh": ([{"min_val": init_scalars[0], "max_val": init_scalars[1]}]
+                         if len(init_scalars) >= 2 else []) + [{"min_val": -1.0, "max_val": 1.0}],
+            "softplus": ([{"beta": init_scalars[0], "threshold": init_scalars[1]}]
+                         if len(init_scalars) >= 2 else [])
+                        + [{"beta": v, "threshold": 20.0} for v in init_scalars[:1]]
+                        + [{"beta": 1.0, "threshold": 20.0}],
+        }
+        fns = {
+            "relu": lambda a, p: torch.relu(a),
+            "leaky_relu": lambda a, p: F.leaky_relu(a, negative_slope=p["negative_slope"]),
+            "sigmoid": lambda a, p: torch.sigmoid(a),
+            "tanh": lambda a, p: torch.tanh(a),
+            "swish": lambda a, p: a * torch.sigmoid(a),
+            "gelu": lambda a, p: F.gelu(a),
+            "gelu_tanh": lambda a, p: F.gelu(a, approximate="tanh"),
+            "mingpt_gelu": lambda a, p: 0.5 * a * (1.0 + torch.tanh(
+                math.sqrt(2.0 / math.pi) * (a + 0.044715 * torch.pow(a, 3.0)))),
+            "selu": lambda a, p: torch.selu(a),
+            "hardsigmoid": lambda a, p: F.hardsigmoid(a),
+            "softplus": lambda a, p: F.softplus(a, beta=p["beta"], threshold=p["threshold"]),
+            "softsign": lambda a, p: F.softsign(a),
+            "elu": lambda a, p: F.elu(a, alpha=p["alpha"]),
+            "hardtanh": lambda a, p: F.hardtanh(a, min_val=p["min_val"], max_val=p["max_val"]),
+        }
+        for act in ACTS:
+            for p in params.get(act, [None]):
+                f = {"op": "elementwise", "shape": x, "activation": act}
+                if p:
+                    f["params"] = p
+                c.append((f, (lambda act, p: lambda a: fns[act](a, p))(act, p)))
+        c.append(({"op": "softmax", "shape": x}, lambda a: torch.softmax(a, dim=-1)))
+        c.append(({"op": "log_softmax", "shape": x}, lambda a: torch.log_softmax(a, dim=-1)))
+        return c
+    if len(ins) != 2 or fwd_scalars:
+        return c
+    a, b = shp
+    if len(a) == 2 and len(b) == 2 and b[1] == 1 and a[1] == b[0] and out_shape == [a[0], 1]:
+        c.append(({"op": "matvec", "m": a[0], "k": a[1]}, lambda A, B: torch.matmul(A, B)))
+    if len(a) == 1 and len(b) == 2 and a[0] == b[0] and out_shape == b:
+        c.append(({"op": "diag_matmul", "n": b[0], "m": b[1]},
+                  lambda A, B: torch.diag(A) @ B))
+    if len(a) == 2 and len(b) == 2:
+        for la in ("row", "col"):
+            for lb in ("row", "col"):
+                M, K = (a[0], a[1]) if la == "row" else (a[1], a[0])
+                K2, N = (b[0], b[1]) if lb == "row" else (b[1], b[0])
+                if K != K2 or out_shape != [M, N]:
+                    continue
+                for mask in ("none", "upper", "lower"):
+                    f = {"op": "gemm", "m": M, "n": N, "k": K}
+                    if la == "col":
+                        f["a_layout"] = "col"
+                    if lb == "col":
+                        f["b_layout"] = "col"
+                    if mask != "none":
+                        f["mask"] = mask
+
+                    def g(A, B, la=la, lb=lb, mask=mask):
+                        C = torch.matmul(A.T if la == "col" else A, B.T if lb == "col" else B)
+                        return torch.triu(C) if mask == "upper" else torch.tril(C) if mask == "lower" else C
+                    c.append((f, g))
+    if len(a) == 3 and len(b) == 3 and a[0] == b[0] and a[2] == b[1] and out_shape == [a[0], a[1], b[2]]:
+        c.append(({"op": "gemm", "batch": a[0], "m": a[1], "n": b[2], "k": a[2]},
+                  lambda A, B: torch.matmul(A, B)))
+    if 3 <= len(a) <= 4 and len(b) == 2 and a[-1] == b[0] and out_shape == a[:-1] + [b[1]]:
+        mdims = a[:-1]
+        c.append(({"op": "gemm", "m_dims": mdims, "m": int(math.prod(mdims)), "n": b[1], "k": b[0]},
+                  lambda A, B: torch.matmul(A, B)))
+    return c
+
+
+def close(torch, got, want, scale_ref, dt):
+    if list(got.shape) != list(want.shape):
+        return False
+    g = got.double()
+    w = want.double()
+    bad = (g != g).sum().item() + (w != w).sum().item()
+    if bad:
+        return False
+    err = (g - w).abs().max().item() if numel(g) else 0.0
+    scale = scale_ref.double().abs().max().item() if numel(scale_ref) else 0.0
+    tol = {"fp32": 2e-5, "fp16": 4e-3, "bf16": 3e-2}.get(dt, 2e-5)
+    return err <= tol * max(scale, 1e-30)
+
+
+def structure_of(torch, t):
+    """symmetric, upper, lower or general, of a 2D input as get_inputs made it."""
+    if len(t.shape) != 2 or t.shape[0] != t.shape[1]:
+        return "general"
+    if (t - t.T).abs().max().item() == 0:
+        return "symmetric"
+    if (torch.tril(t, -1)).abs().max().item() == 0:
+        return "upper"
+    if (torch.triu(t, 1)).abs().max().item() == 0:
+        return "lower"
+    return "general"
+
+
+def lower(torch, F, model, ins, fwd_scalars, init_scalars, out, dtype, device, seed, has_state):
+    """The built-in task fields equal to the module, or (None, why)."""
+    if has_state:
+        return None, ("the module has parameters or buffers; the built-in ops take none (the "
+                      "reference-process evaluation judges it)")
+    if not isinstance(out, torch.Tensor):
+        return None, "the module returns more than one tensor"
+    if dtype not in ("fp32", "fp16", "bf16"):
+        return None, "the inputs are not all fp32, fp16 or bf16 of one dtype"
+    cands = candidates(torch, F, ins, init_scalars, fwd_scalars, [int(s) for s in out.shape])
+    if not cands:
+        return None, "no built-in op has this signature of shapes"
+    real = [list(t.shape) for t in ins]
+    if all(numel(t) <= PROBE_NUMEL_MAX for t in ins):
+        probe_shapes = real
+    else:
+        probe_shapes, _ = small_shapes(real)
+    dt = ins[0].dtype
+    gen_seed = seed + 1
+    probes = []
+    for scale in (1.0, 8.0):
+        torch.manual_seed(gen_seed)
+        gen_seed += 1
+        xs = [(torch.randn(*s, dtype=torch.float32) * scale).to(dt).to(device) for s in probe_shapes]
+        try:
+            with torch.no_grad():
+                y = model(*(xs + fwd_scalars))
+        except Exception as e:
+            return None, ("the probe (forward on small random inputs of the same rank) failed: "
+                          "%s: %s" % (type(e).__name__, e))
+        if not isinstance(y, torch.Tensor):
+            return None, "the probe's forward did not return one tensor"
+        probes.append((xs, y))
+    for fields, fn in cands:
+        ok = True
+        for xs, y in probes:
+            try:
+                with torch.no_grad():
+                    want = fn(*xs)
+            except Exception:
+                ok = False
+                break
+            ref = want
+            if fields["op"] in ("gemm", "matvec", "diag_matmul"):
+                ref = fn(*[x.abs() for x in xs])
+            if not close(torch, y, want, ref, dtype):
+                ok = False
+                break
+        if not ok:
+            continue
+        if fields["op"] == "gemm" and "batch" not in fields and "m_dims" not in fields:
+            sa, sb = structure_of(torch, ins[0]), structure_of(torch, ins[1])
+            if sa != "general":
+                fields["a_structure"] = sa
+            if sb != "general":
+                fields["b_structure"] = sb
+        if fields["op"] == "gemm" and "m_dims" in fields:
+            del fields["m"]
+        return fields, "forward equals this built-in op on %d random probes" % len(probes)
+    return None, "no built-in op gives the module's outputs on random probes"
+
+
+# ---- the workload class ----
+
+def eager_kernels(torch, model, args):
+    try:
+        from torch.profiler import profile, ProfilerActivity
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            with torch.no_grad():
+                model(*args)
+            torch.cuda.synchronize()
+        names = []
+        for e in prof.events():
+            dev = str(getattr(e, "device_type", ""))
+            if "CUDA" in dev and e.name not in names:
+                names.append(e.name)
+        return names[:32]
+    except Exception:
+        return None
+
+
+def classify(flops, nbytes, kernels, in_numel, out_numel, lowered):
+    if lowered:
+        op = lowered["op"]
+        if op == "gemm":
+            return "gemm-like", "lowered to the built-in gemm"
+        if op in ("softmax", "log_softmax"):
+            return "reduction", "lowered to the built-in %s (a row-wise reduction)" % op
+        return "memory-bound", "lowered to the built-in %s" % op
+    ks = " ".join(kernels or []).lower()
+    if kernels:
+        if "conv" in ks or "implicit_gemm" in ks or "winograd" in ks:
+            return "convolution", "eager launches convolution kernels"
+        if "flash" in ks or "fmha" in ks or "attention" in ks or "sdpa" in ks:
+            return "attention", "eager launches attention kernels"
+    inten = flops / nbytes if flops and nbytes else 0.0
+    if inten >= 16:
+        return "gemm-like", "%.1f FLOP per byte of inputs and outputs" % inten
+    if kernels and ("gemm" in ks or "matmul" in ks or "cutlass" in ks or "xmma" in ks):
+        return "gemm-like", "eager launches GEMM kernels"
+    if out_numel * 4 <= in_numel:
+        return "reduction", "the outputs are %d elements for %d input elements" % (out_numel, in_numel)
+    if flops is None:
+        return "memory-bound", "no FLOP count (torch.utils.flop_counter missing); outputs as large as inputs"
+    return "memory-bound", "%.2f FLOP per byte of inputs and outputs" % inten
+
+
+def count_flops(torch, model, args):
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+    except Exception:
+        return None
+    try:
+        with FlopCounterMode(display=False) as fc:
+            with torch.no_grad():
+                model(*args)
+        return float(fc.get_total_flops())
+    except Exception:
+        return None
+
+
+# ---- describe ----
+
+def describe(torch, path, seed):
+    import torch.nn.functional as F
+    if not os.path.isfile(path):
+        raise Fail("import", "no module file '%s'" % path)
+    mod = load_module(path)
+    meta = getattr(mod, "CUTEGEN", {})
+    if not isinstance(meta, dict):
+        raise Fail("import", "CUTEGEN in '%s' must be a dict like {\"inputs\": {\"x\": "
+                   "\"positive\"}} (got %s)" % (path, type(meta).__name__))
+    cls = getattr(mod, "Model", None)
+    if cls is None or not isinstance(cls, type):
+        raise Fail("no_model", "'%s' defines no class Model; a module task is a KernelBench "
+                   "file: class Model(nn.Module), get_inputs() and get_init_inputs()" % path)
+    if not issubclass(cls, torch.nn.Module):
+        raise Fail("no_model", "Model in '%s' is not a torch.nn.Module subclass" % path)
+    for fn in ("get_inputs", "get_init_inputs"):
+        if not callable(getattr(mod, fn, None)):
+            raise Fail("no_" + fn, "'%s' has no function %s(); KernelBench files define "
+                       "get_inputs() (forward's arguments) and get_init_inputs() (Model's)"
+                       % (path, fn))
+    need = meta.get("requires")
+    cuda = bool(torch.cuda.is_available())
+    if need == "cuda" and not cuda:
+        raise Fail("gpu", "'%s' says it requires CUDA (CUTEGEN requires) and PyTorch sees no "
+                   "CUDA device here; run it on a machine with one" % path)
+    device = "cuda" if cuda else "cpu"
+
+    torch.manual_seed(seed)
+    init = call_user("init", "get_init_inputs()", mod.get_init_inputs)
+    if not isinstance(init, (list, tuple)):
+        raise Fail("init", "get_init_inputs() must return a list (got %s)" % type(init).__name__)
+    init = list(init)
+    model = call_user("init", "Model(*get_init_inputs())", cls, *init)
+    model = call_user("gpu", "moving the model to %s" % device, model.to, device)
+    if hasattr(model, "eval"):
+        model.eval()
+    torch.manual_seed(seed)
+    raw = call_user("inputs", "get_inputs()", mod.get_inputs)
+    if not isinstance(raw, (list, tuple)):
+        raise Fail("inputs", "get_inputs() must return a list of forward's arguments (got %s)"
+                   % type(raw).__name__)
+    raw = list(raw)
+    names = forward_arg_names(model, len(raw))
+    args, ins, inputs, fwd_scalars, scalars = [], [], [], [], []
+    for i, v in enumerate(raw):
+        if is_tensor(torch, v):
+            t = call_user("gpu", "moving input '%s' to %s" % (names[i], device), v.to, device)
+            args.append(t)
+            ins.append(t)
+            inputs.append(tensor_info(torch, names[i], t))
+        elif is_number(v):
+            args.append(v)
+            fwd_scalars.append(float(v))
+            scalars.append({"name": names[i], "value": float(v), "from": "get_inputs"})
+        else:
+            raise Fail("inputs", "get_inputs() item %d ('%s') is a %s; forward's arguments must "
+                       "be tensors (or numbers, passed as scalars)" % (i, names[i], type(v).__name__))
+    if not ins:
+        raise Fail("inputs", "get_inputs() returned no tensor; a kernel needs at least one input tensor")
+    inames = init_arg_names(cls, len(init))
+    init_scalars = []
+    for i, v in enumerate(init):
+        if is_number(v):
+            init_scalars.append(float(v))
+            scalars.append({"name": inames[i], "value": float(v), "from": "get_init_inputs"})
+    params = []
+    state = call_user("init", "state_dict()", model.state_dict)
+    bufnames = {n for n, _ in model.named_buffers()} if hasattr(model, "named_buffers") else set()
+    for n, t in state.items():
+        if is_tensor(torch, t):
+            params.append(tensor_info(torch, n, t, "buffer" if n in bufnames else "parameter"))
+    with torch.no_grad():
+        out = call_user("forward", "forward", model, *args)
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    if not outs or not all(is_tensor(torch, o) for o in outs):
+        bad = [type(o).__name__ for o in outs if not is_tensor(torch, o)] or ["nothing"]
+        raise Fail("output", "forward returned %s, not a tensor or a tuple of tensors; a kernel's "
+                   "outputs are tensors" % (bad[0] if isinstance(out, (tuple, list)) else type(out).__name__))
+    outputs = [tensor_info(torch, "out" if len(outs) == 1 else "out%d" % i, o)
+               for i, o in enumerate(outs)]
+    fl = [t.dtype for t in ins if t.is_floating_point()]
+    dts = {dtype_name(d) for d in fl}
+    dtype = meta.get("dtype") or (dts.pop() if len(dts) == 1 else ("mixed" if dts else "none"))
+    precision = meta.get("precision") or PRECISION_OF.get(dtype, "none")
+    nbytes = sum(numel(t) * element_size(t) for t in ins + outs)
+    nbytes += sum(numel(t) * element_size(t) for t in state.values() if is_tensor(torch, t))
+    has_state = bool(params)
+    lowered, why = lower(torch, F, model, ins, fwd_scalars, init_scalars,
+                         out if len(outs) == 1 and not isinstance(out, (tuple, list)) else None,
+                         dtype, device, seed, has_state)
+    if lowered is not None and meta.get("inputs"):
+        lowered, why = None, ("CUTEGEN names its own input distributions; the built-in twin "
+                              "would draw its own")
+    if lowered is not None and precision != PRECISION_OF.get(dtype):
+        lowered, why = None, "CUTEGEN sets precision '%s'; the built-in twin's would differ" % precision
+    flops = count_flops(torch, model, args)
+    kernels = eager_kernels(torch, model, args) if cuda else None
+    in_numel = sum(numel(t) for t in ins)
+    out_numel = sum(numel(o) for o in outs)
+    workload, wwhy = classify(flops, nbytes, kernels, in_numel, out_numel, lowered)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    low = None
+    if lowered is not None:
+        low = {"name": stem, "description": "module %s, lowered to the built-in %s" % (path, lowered["op"]),
+               "dtype": dtype, "precision": precision}
+        low.update(lowered)
+    return {
+        "file": os.path.abspath(path), "name": stem, "device": device,
+        "torch": getattr(torch, "__version__", "unknown"), "seed": seed,
+        "meta": meta, "dtype": dtype, "precision": precision,
+        "inputs": inputs, "params": params, "scalars": scalars, "outputs": outputs,
+        "flops": flops, "bytes": nbytes, "workload": workload, "workload_why": wwhy,
+        "kernels": kernels, "lowered": low, "lowered_why": why,
+    }
+
+
+def main():
+    # the reply channel: a private copy of stdout; fd 1 becomes stderr so that prints of the
+    # user's module never mix with the replies
+    reply = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def send(obj):
+        reply.write(json.dumps(obj, allow_nan=False, default=str) + "\n")
+        reply.flush()
+
+    torch, terr = None, None
+    try:
+        import torch
+        import torch.nn  # noqa: F401
+    except Exception as e:
+        torch, terr = None, "%s: %s" % (type(e).__name__, e)
+    hello = {"hello": "cutegen-reference", "protocol": PROTOCOL,
+             "python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
+             "torch": getattr(torch, "__version__", None) if torch else None}
+    if terr:
+        hello["torch_error"] = terr
+    send(hello)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            if not isinstance(req, dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            send({"ok": False, "kind": "request", "message": "request is not a JSON object: %s" % e})
+            continue
+        op = req.get("op")
+        if op == "quit":
+            break
+        if op != "describe":
+            send({"ok": False, "kind": "request", "message": "unknown op %r (describe, quit)" % op})
+            continue
+        if torch is None:
+            send({"ok": False, "kind": "no_torch",
+                  "message": "%s cannot import torch (%s); install PyTorch for it (pip install "
+                             "torch) or point cutegen at a python that has it (--python or "
+                             "$CUTEGEN_PYTHON)" % (sys.executable, terr)})
+            continue
+        try:
+            d = describe(torch, str(req.get("file", "")), int(req.get("seed", 42)))
+            send({"ok": True, "describe": d})
+        except Fail as f:
+            send({"ok": False, "kind": f.kind, "message": f.message})
+        except Exception as e:
+            send({"ok": False, "kind": "forward",
+                  "message": "describing the module failed: %s: %s" % (type(e).__name__, e)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
