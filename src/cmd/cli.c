@@ -5,6 +5,7 @@
  */
 #include "cmd/cutegen.h"
 #include "eval/build.h"
+#include "eval/reference.h"
 #include "common/embedded.h"
 #include "eval/policy.h"
 #include "agent/feedback.h"
@@ -92,16 +93,6 @@ int build_kernel_file(const char *kernel, const struct kernel_build *kb, struct 
 	return b;
 }
 
-struct task *cli_load_task(const char *name_or_file)
-{
-	char *err = NULL;
-	struct task *t = task_load(name_or_file, &err);
-	if (!t)
-		error("%s", err);
-	free(err);
-	return t;
-}
-
 int kernel_flags_parse(int argc, char **argv, const struct opt *extra, int nextra,
 		       struct kernel_flags *f, int *np, const char *cmd)
 {
@@ -134,9 +125,10 @@ int kernel_flags_parse(int argc, char **argv, const struct opt *extra, int nextr
 
 int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, const char *kernel)
 {
-	kj->task = cli_load_task(f->task);
+	int trc = CG_INPUT;
+	kj->task = cli_task_load(f->task, f->json, &trc);
 	if (!kj->task)
-		return CG_INPUT;
+		return trc;
 	if (f->so) {
 		kj->so_path = f->so;
 		return CG_OK;
@@ -165,4 +157,21 @@ void kernel_job_release(struct kernel_job *kj)
 	build_result_release(&kj->br);
 	kj->task = NULL;
 	kj->so_path = NULL;
+}
+struct task *cli_task_load(const char *spec, int quiet, int *code)
+{
+	struct task *t = NULL;
+	struct module_desc *md = NULL;
+	char *err = NULL;
+	int rc = task_resolve_judgeable(spec, &t, &md, &err);
+	if (rc) {
+		error("%s", err);
+		*code = rc;
+	} else if (md && !quiet) {
+		fprintf(stderr, "note: module '%s' is judged as the built-in %s task '%s' (%s)\n", spec,
+			op_name(t->op), t->name, md->lowered_why ? md->lowered_why : "lowered");
+	}
+	free(err);
+	module_desc_free(md);
+	return t;
 }

@@ -108,12 +108,10 @@ int cmd_builtin(int argc, char **argv)
 	char *err = NULL;
 	struct builtin_space sp;
 	memset(&sp, 0, sizeof(sp));
-	struct task *t = task_load(argv[1], &err);
-	if (!t) {
-		error("%s", err);
-		free(err);
-		return EXIT_INPUT;
-	}
+	int tcode = CG_INPUT;
+	struct task *t = cli_task_load(argv[1], 0, &tcode);
+	if (!t)
+		return exit_status_for(tcode);
 	const char *dir = getenv("CUTEGEN_BUILTIN_DIR");
 	if (builtin_space_for(t, arch, dir && *dir ? dir : NULL, &sp, &err)) {
 		error("%s", err);

@@ -9,6 +9,7 @@
 #include "eval/eval.h"
 #include "eval/policy.h"
 #include "common/task.h"
+#include "common/task_module.h"
 #include "util/opt.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -73,13 +74,17 @@ int cmd_eval(int argc, char **argv)
 	json_t *out = json_object();
 	int b = kernel_job_prepare(&kj, &f, kernel);
 	if (!kj.task) {
-		rc = EXIT_INPUT;
+		rc = exit_status_for(b);
 		goto out;
 	}
 	const struct task *t = kj.task;
 	struct build_result *br = &kj.br;
 	json_object_set_new(out, "kernel", json_string(kernel));
 	json_object_set_new(out, "task", json_string(t->name));
+	if (task_spec_is_module(f.task)) {
+		json_object_set_new(out, "module", json_string(f.task));
+		json_object_set_new(out, "lowered_to", json_string(op_name(t->op)));
+	}
 	json_object_set_new(out, "precision", json_string(precision_name(t->precision)));
 	if (b && b != CG_REJECTED) {
 		rc = exit_status_for(b);

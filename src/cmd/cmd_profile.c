@@ -42,7 +42,7 @@ int cmd_profile(int argc, char **argv)
 	int rc = EXIT_INTERNAL;
 	int b = kernel_job_prepare(&kj, &f, kernel);
 	if (!kj.task) {
-		rc = EXIT_INPUT;
+		rc = exit_status_for(b);
 		goto out;
 	}
 	const struct task *t = kj.task;

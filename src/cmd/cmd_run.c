@@ -14,6 +14,8 @@
 #include "common/proc.h"
 #include "store/store.h"
 #include "common/task.h"
+#include "common/task_module.h"
+#include "eval/reference.h"
 #include "util/fsutil.h"
 #include "util/opt.h"
 #include "util/strbuf.h"
@@ -579,10 +581,12 @@ int cmd_run(int argc, char **argv)
 	struct store *s = NULL;
 	json_t *cj = NULL, *bj = NULL;
 	llm_config_init(&cfg);
-	struct task *t = task_load(argv[1], &err);
-	if (!t) {
+	struct task *t = NULL;
+	struct module_desc *md = NULL;
+	int trc = task_resolve(argv[1], &t, &md, &err);
+	if (trc) {
 		error("%s", err);
-		rc = EXIT_INPUT;
+		rc = exit_status_for(trc);
 		goto out;
 	}
 	if (r.seed && r.seed_from) {
@@ -624,6 +628,25 @@ int cmd_run(int argc, char **argv)
 				"--backend cmd/replay): the builtin agent tunes cutegen's own CuTe "
 				"kernels; 'cutegen llm' shows the backends\n");
 	}
+	if (!t) {
+		/* a module that is no built-in op: say what it needs, model first */
+		if (r.builtin)
+			error("module '%s' is not one of cutegen's built-in ops (%s): the builtin agent has "
+			      "no kernel family for it, so a run needs a model (OPENAI_API_KEY, "
+			      "ANTHROPIC_API_KEY or --backend; 'cutegen llm' shows them); judging it also "
+			      "needs the reference-process evaluation, which is not in this build yet",
+			      argv[1], md->lowered_why ? md->lowered_why : "not lowered");
+		else
+			error("module '%s' is not one of cutegen's built-in ops (%s): judging it needs the "
+			      "reference-process evaluation (its tensors handed to the runner on the GPU, "
+			      "measured tolerances), which is not in this build yet", argv[1],
+			      md->lowered_why ? md->lowered_why : "not lowered");
+		rc = EXIT_ENV;
+		goto out;
+	}
+	if (md && !r.quiet && !r.json)
+		fprintf(stderr, "note: module '%s' is judged as the built-in %s task '%s' (%s)\n", argv[1],
+			op_name(t->op), t->name, md->lowered_why ? md->lowered_why : "lowered");
 	if (r.builtin && (r.seed || r.seed_from)) {
 		error("the builtin agent starts from its own kernel family: --seed and --seed-kernel "
 		      "are for runs with a model");
@@ -681,6 +704,7 @@ out:
 	llm_config_release(&cfg);
 	store_close(s);
 	task_free(t);
+	module_desc_free(md);
 	return rc;
 }
 

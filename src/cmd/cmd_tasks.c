@@ -4,6 +4,8 @@
  */
 #include "cmd/cutegen.h"
 #include "common/task.h"
+#include "common/task_module.h"
+#include "eval/reference.h"
 #include "util/opt.h"
 #include "util/strbuf.h"
 #include "util/suggest.h"
@@ -52,6 +54,58 @@ static json_t *task_row_json(const char *suite, const struct task *t)
 	return o;
 }
 
+/* `cutegen tasks --suite DIR`: each module file of DIR, described by the reference process. */
+static int list_module_dir(const char *dir, int as_json)
+{
+	char **paths = NULL, *err = NULL;
+	int n = module_dir_list(dir, &paths, &err), worst = EXIT_OK;
+	if (n < 0) {
+		error("%s", err);
+		free(err);
+		return EXIT_INPUT;
+	}
+	if (!n) {
+		error("directory '%s' holds no module file (*.py in KernelBench's format)", dir);
+		return EXIT_INPUT;
+	}
+	json_t *arr = json_array();
+	if (!as_json)
+		printf("%-32s %-20s %-6s %-9s %s\n", "MODULE", "LOWERED TO", "DTYPE", "PRECISION", "WORKLOAD");
+	for (int i = 0; i < n; i++) {
+		struct task *t = NULL;
+		struct module_desc *md = NULL;
+		int rc = task_resolve(paths[i], &t, &md, &err);
+		const char *base = strrchr(paths[i], '/') + 1;
+		if (rc) {
+			fflush(stdout);
+			error("%s", err);
+			free(err);
+			err = NULL;
+			if (worst == EXIT_OK)
+				worst = exit_status_for(rc);
+		} else if (as_json) {
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:s?,s:s,s:s,s:s}", "module", paths[i],
+							     "name", md->name, "lowered_to",
+							     t ? op_name(t->op) : NULL, "dtype", md->dtype,
+							     "precision", md->precision, "workload", md->workload));
+		} else {
+			printf("%-32s %-20s %-6s %-9s %s\n", base, t ? op_name(t->op) : "- (module only)",
+			       md->dtype, md->precision, md->workload);
+		}
+		task_free(t);
+		module_desc_free(md);
+		free(paths[i]);
+	}
+	free(paths);
+	if (as_json) {
+		char *s = json_dumps(arr, JSON_INDENT(2));
+		puts(s);
+		free(s);
+	}
+	json_decref(arr);
+	return worst;
+}
+
 int cmd_tasks(int argc, char **argv)
 {
 	const char *suite = NULL;
@@ -71,6 +125,8 @@ int cmd_tasks(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *const *names;
+	if (suite && suite_tasks(suite, &names) < 0 && task_spec_is_dir(suite))
+		return list_module_dir(suite, as_json);
 	if (suite && suite_tasks(suite, &names) < 0) {
 		struct strbuf all = STRBUF_INIT;
 		for (int i = 0; builtin_suites[i]; i++)
@@ -219,11 +275,31 @@ static int task_show(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	char *msg = NULL;
-	struct task *t = task_load(argv[1], &msg);
-	if (!t) {
+	struct task *t = NULL;
+	struct module_desc *md = NULL;
+	int rc = task_resolve(argv[1], &t, &md, &msg);
+	if (rc) {
 		error("%s", msg);
 		free(msg);
-		return EXIT_INPUT;
+		return exit_status_for(rc);
+	}
+	if (md) {
+		struct strbuf sb = STRBUF_INIT;
+		if (as_json) {
+			module_desc_to_json(md, &sb);
+			fputs(sb.buf, stdout);
+		} else {
+			module_desc_format(md, &sb);
+			fputs(sb.buf, stdout);
+			if (t) {
+				printf("\nthe built-in twin it is judged as:\n");
+				print_task(t);
+			}
+		}
+		strbuf_release(&sb);
+		module_desc_free(md);
+		task_free(t);
+		return EXIT_OK;
 	}
 	if (as_json) {
 		struct strbuf sb = STRBUF_INIT;
@@ -239,7 +315,7 @@ static int task_show(int argc, char **argv)
 
 static int task_check(int argc, char **argv)
 {
-	int npos = 0, bad = 0;
+	int npos = 0, bad = 0, worst = EXIT_OK;
 	char err[256];
 	if (opt_parse(argc, argv, NULL, 0, &npos, err, sizeof(err))) {
 		error("%s; 'cutegen help task' lists the options", err);
@@ -251,18 +327,29 @@ static int task_check(int argc, char **argv)
 	}
 	for (int i = 1; i <= npos; i++) {
 		char *msg = NULL;
-		struct task *t = task_load(argv[i], &msg);
-		if (!t) {
+		struct task *t = NULL;
+		struct module_desc *md = NULL;
+		int rc = task_resolve(argv[i], &t, &md, &msg);
+		if (rc) {
 			fflush(stdout);
 			error("%s", msg);
 			free(msg);
+			worst = worst == EXIT_OK || exit_status_for(rc) == EXIT_INPUT ? exit_status_for(rc) : worst;
 			bad++;
 			continue;
 		}
-		printf("ok %s (task '%s', %s)\n", argv[i], t->name, op_name(t->op));
+		if (md && !t)
+			printf("ok %s (module '%s', not lowered: %s)\n", argv[i], md->name,
+			       md->lowered_why ? md->lowered_why : "no reason given");
+		else if (md)
+			printf("ok %s (module '%s', lowered to the built-in %s)\n", argv[i], md->name,
+			       op_name(t->op));
+		else
+			printf("ok %s (task '%s', %s)\n", argv[i], t->name, op_name(t->op));
+		module_desc_free(md);
 		task_free(t);
 	}
-	return bad ? EXIT_INPUT : EXIT_OK;
+	return bad ? worst : EXIT_OK;
 }
 
 int cmd_task(int argc, char **argv)

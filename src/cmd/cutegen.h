@@ -58,8 +58,6 @@ struct kernel_build {
 int build_kernel_file(const char *kernel, const struct kernel_build *kb, struct strbuf *src,
 		      struct policy_report *pol, struct build_result *br);
 
-/* task_load() that prints its error: the task, or NULL (the command exits EXIT_INPUT). */
-struct task *cli_load_task(const char *name_or_file);
 
 /* The flags `cutegen eval` and `cutegen profile` share. */
 struct kernel_flags {
@@ -101,6 +99,17 @@ void kernel_job_release(struct kernel_job *kj);
 
 /* 0 when arch is NULL or a known sm_XY[a|f]; else prints the usage error and returns -1. */
 int check_arch_option(const char *arch);
+
+struct task;
+/*
+ * The task a command judges, from a built-in name, a JSON file or a module (.py, through the
+ * reference process: eval/reference.h). A module lowered to a built-in op gives that op's task
+ * (a note on stderr says so unless quiet); a module that is not lowered, or any error, prints
+ * the error and gives NULL with a code of util/err.h in *code (CG_ENV, exit 4, for a module
+ * that needs the reference-process evaluation, which is not in this build yet). The caller
+ * frees the task.
+ */
+struct task *cli_task_load(const char *spec, int quiet, int *code);
 
 /* Prints the help page of `name` (docs/cli/NAME.txt, embedded) to stdout; -1 if none. */
 int print_help_page(const char *name);

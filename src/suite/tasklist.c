@@ -5,6 +5,7 @@
  */
 #include "suite/engine.h"
 #include "common/task.h"
+#include "common/task_module.h"
 #include "suite/suite_store.h"
 #include "util/err.h"
 #include "util/strbuf.h"
@@ -65,12 +66,29 @@ static int load_task_list(const char *what, struct task_list *l, char **err)
 			task_list_add(l, names[i]);
 		return 0;
 	}
+	if (task_spec_is_dir(what)) { /* a module suite: each .py file is a task */
+		char **paths = NULL;
+		n = module_dir_list(what, &paths, err);
+		if (n < 0)
+			return -1;
+		for (int i = 0; i < n; i++) {
+			if (i < TASKS_MAX)
+				task_list_add(l, paths[i]);
+			free(paths[i]);
+		}
+		free(paths);
+		if (!n)
+			*err = xasprintf("directory '%s' holds no module file (*.py in KernelBench's format)", what);
+		else if (n > TASKS_MAX)
+			*err = xasprintf("directory '%s' has more than %d module files", what, TASKS_MAX);
+		return n && n <= TASKS_MAX ? 0 : -1;
+	}
 	struct strbuf sb = STRBUF_INIT;
 	int r = strbuf_read_file(&sb, what, LIST_MAX);
 	if (r) {
 		*err = r == CG_INPUT_TOOBIG ? xasprintf("task list '%s' is larger than 1 MiB", what)
-			       : xasprintf("'%s' is neither a built-in suite (kb1, hopper, llm) nor a "
-					   "readable task list file", what);
+			       : xasprintf("'%s' is neither a built-in suite (kb1, hopper, llm), a "
+					   "directory of module files nor a readable task list file", what);
 		strbuf_release(&sb);
 		return -1;
 	}
