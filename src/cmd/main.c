@@ -39,7 +39,7 @@ const struct cmd_entry cutegen_commands[] = {
 
 static void list_commands(FILE *to)
 {
-	fprintf(to, "usage: cutegen [--version|-V] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(to, "usage: cutegen [--version|-V] [--help] [--python PATH] COMMAND [ARGS]\n\ncommands:\n");
 	for (const struct cmd_entry *c = cutegen_commands; c->name; c++)
 		fprintf(to, "   %-12s %s\n", c->name, c->summary);
 	fprintf(to, "\n'cutegen help COMMAND' shows one command's options; 'cutegen help --man' "
@@ -113,6 +113,24 @@ int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc < 2) {
+		list_commands(stderr);
+		return EXIT_USAGE;
+	}
+	/* --python PATH (global, before the command): the python of module tasks' reference
+	 * process; an environment variable, so that suites' child runs inherit it */
+	while (argc >= 2 && (!strcmp(argv[1], "--python") || !strncmp(argv[1], "--python=", 9))) {
+		const char *py = argv[1][8] == '=' ? argv[1] + 9 : argc >= 3 ? argv[2] : NULL;
+		if (!py || !*py) {
+			error("--python needs a path to a python3 with PyTorch");
+			return EXIT_USAGE;
+		}
+		setenv("CUTEGEN_PYTHON", py, 1);
+		int used = argv[1][8] == '=' ? 1 : 2;
+		argv[used] = argv[0];
+		argv += used;
+		argc -= used;
+	}
 	if (argc < 2) {
 		list_commands(stderr);
 		return EXIT_USAGE;

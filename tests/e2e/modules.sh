@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Module tasks (KernelBench-format .py files) end to end, without torch or a GPU: the real
+# reference process (tools/reference.py, embedded in cutegen) runs over tests/fake_torch, a numpy
+# stand-in for torch. task show / check of modules that lower to a built-in op and of ones that
+# do not; every error kind (does not import, no Model, no get_inputs, non-tensor input or
+# output, a GPU it lacks, a hang killed at the deadline, no python, no torch); a directory as a
+# suite; `eval` of a real kernel on a lowered module (real nvcc) stopping at "no CUDA device"
+# exit 4 as its JSON twin does; run on a module that is not lowered. Needs python3 with numpy
+# (scripts/deps-test.sh installs it).
+set -u
+: "${CUTEGEN:?}" "${REPO:?}"
+T=$(mktemp -d)
+[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json"
+echo "{}" >"$CUTEGEN_CONFIG"
+unset OPENAI_API_KEY ANTHROPIC_API_KEY CUTEGEN_BACKEND CUTEGEN_LLM_CMD CUTEGEN_REPLAY CUTEGEN_PYTHON
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; echo "# output:"; sed 's/^/# /' "$T/out" | head -20; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+M=$REPO/tests/data/modules
+
+if ! python3 -c "import numpy" 2>/dev/null; then
+    echo "not ok - modules: python3 has no numpy (scripts/deps-test.sh installs it)"; exit 1
+fi
+export PYTHONPATH=$REPO/tests/fake_torch
+C() { "$CUTEGEN" "$@" >"$T/out" 2>&1; }
+
+# ---- 1. task show: the tensor list as the ABI passes it ----
+C task show "$M/suite/4_linear.py"; rc=$?
+check "linear: inputs, then parameters in state_dict order, then outputs (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -A4 "^arguments" "$T/out" | sed -n 2,5p | awk "{print \$2, \$3, \$5 \$6}" | tr "\n" ";" | grep -qx "input x \[32,64\];parameter fc.weight \[48,64\];parameter fc.bias \[48\];output out \[32,48\];"'
+check "linear: init values are scalars, the lowering is refused and says why" \
+    'grep -q "in_features *64 (from get_init_inputs)" "$T/out" && grep -q "^lowered   no: the module has parameters" "$T/out"'
+C task show "$M/suite/1_matmul.py"; rc=$?
+check "matmul lowers to the built-in gemm of the same sizes (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "^lowered   to the built-in gemm" "$T/out" && grep -q "sizes       M=64 N=96 K=128" "$T/out"'
+C task show --json "$M/matmul_tb.py"; rc=$?
+check "A @ B.T lowers with b_layout col" \
+    '[ $rc -eq 0 ] && python3 -c "import json,sys; l=json.load(open(sys.argv[1]))[\"lowered\"]; sys.exit(0 if l[\"b_layout\"]==\"col\" and l[\"a_layout\"]==\"row\" and (l[\"m\"],l[\"n\"],l[\"k\"])==(32,40,48) else 1)" "$T/out"'
+C task show --json "$M/upper_matmul.py"
+check "triu(A @ B) of triangular inputs lowers to the masked, structured gemm (kb1/14's form)" \
+    'python3 -c "import json,sys; l=json.load(open(sys.argv[1]))[\"lowered\"]; sys.exit(0 if (l[\"mask\"],l[\"a_structure\"],l[\"b_structure\"])==(\"upper\",\"upper\",\"upper\") else 1)" "$T/out"'
+C task show --json "$M/leaky.py"
+check "leaky_relu takes its slope from get_init_inputs" \
+    'python3 -c "import json,sys; l=json.load(open(sys.argv[1]))[\"lowered\"]; sys.exit(0 if l[\"activation\"]==\"leaky_relu\" and l[\"params\"][\"negative_slope\"]==0.2 else 1)" "$T/out"'
+C task show --json "$M/scalar_mul.py"
+check "A * s with s from get_inputs is scalar_mul with that scalar" \
+    'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); l=d[\"lowered\"]; sys.exit(0 if l[\"op\"]==\"scalar_mul\" and l[\"scalar\"]==3.14 and d[\"scalars\"][0][\"name\"]==\"s\" else 1)" "$T/out"'
+C task show "$M/lookalike_relu.py"
+check "a relu lookalike is never lowered" 'grep -q "^lowered   no: no built-in op gives the module" "$T/out"'
+C task show "$M/positive_log.py"
+check "a module that names its own input distribution is not lowered" 'grep -q "^lowered   no:" "$T/out"'
+C task show "$M/suite/3_softmax.py"
+check "softmax over the last dim lowers, workload reduction" \
+    'grep -q "^lowered   to the built-in softmax" "$T/out" && grep -q "^workload  reduction" "$T/out"'
+
+# ---- 2. task check: modules and JSON together ----
+C task check "$M/suite/1_matmul.py" "$M/suite/2_relu.py" "$M/suite/5_row_sum.py" kb1/19_relu; rc=$?
+check "task check: lowered and not-lowered modules are ok (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "2_relu.py (module .2_relu., lowered to the built-in elementwise)" "$T/out" && grep -q "5_row_sum.py (module .5_row_sum., not lowered: no built-in op has this signature" "$T/out"'
+
+# ---- 3. every error kind, with a message that says what to do ----
+err_case() { # name file exit pattern
+    C task check "$2"; local rc=$?
+    check "$1 (exit $rc)" "[ $rc -eq $3 ] && grep -q \"$4\" \"\$T/out\""
+}
+err_case "does not import: exit 3, names the line and the missing package" "$M/bad/noimport.py" 3 "does not import (line 3): ModuleNotFoundError.*a_package_that_does_not_exist"
+err_case "no class Model" "$M/bad/no_model.py" 3 "defines no class Model.*\[no_model\]"
+err_case "no get_inputs" "$M/bad/no_get_inputs.py" 3 "has no function get_inputs().*\[no_get_inputs\]"
+err_case "get_inputs returns a string" "$M/bad/inputs_string.py" 3 "item 1 ('mode') is a str.*must be tensors"
+err_case "forward returns a number" "$M/bad/returns_number.py" 3 "forward returned float, not a tensor.*\[output\]"
+err_case "needs CUDA the machine lacks: exit 4" "$M/bad/needs_cuda.py" 4 "lacks what it needs (a CUDA GPU.*\[gpu\]"
+C task check "$T/nope.py"; rc=$?
+check "a missing module file: exit 3 (rc $rc)" '[ $rc -eq 3 ] && grep -q "cannot read module file" "$T/out"'
+
+# a hang: killed at the deadline, the whole process group, no python left behind
+export HANG_PIDFILE="$T/hang.pid"
+cat >"$T/hang.py" <<'PY'
+import os, torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+def get_inputs():
+    open(os.environ["HANG_PIDFILE"], "w").write(str(os.getpid()))
+    while True:
+        pass
+def get_init_inputs():
+    return []
+PY
+t0=$(date +%s)
+CUTEGEN_REFERENCE_TIMEOUT=2 C task show "$T/hang.py"; rc=$?
+t1=$(date +%s)
+pid=$(cat "$T/hang.pid" 2>/dev/null || echo 0)
+check "a hang is killed at the deadline: exit 5 in $((t1 - t0)) s" \
+    '[ $rc -eq 5 ] && [ $((t1 - t0)) -le 10 ] && grep -q "did not answer within 2 s and was killed" "$T/out"'
+check "the hung python is gone (pid $pid)" '[ "$pid" != 0 ] && ! kill -0 "$pid" 2>/dev/null'
+
+# no python, not a python, no torch; --python chooses the interpreter
+CUTEGEN_PYTHON=$T/no/python3 C task show "$M/suite/2_relu.py"; rc=$?
+check "no python: exit 4, says to install one or name it (rc $rc)" \
+    '[ $rc -eq 4 ] && grep -q "cannot run the reference process with .*--python PATH" "$T/out"'
+C --python /bin/false task show "$M/suite/2_relu.py"; rc=$?
+check "--python naming a program that is no python: exit 4 (rc $rc)" \
+    '[ $rc -eq 4 ] && grep -q "./bin/false. exited with status 1 before speaking the reference protocol" "$T/out"'
+mkdir -p "$T/notorch/torch"
+echo 'raise ModuleNotFoundError("No module named torch (planted by tests/e2e/modules.sh)")' >"$T/notorch/torch/__init__.py"
+PYTHONPATH=$T/notorch C task show "$M/suite/2_relu.py"; rc=$?
+check "no torch: exit 4, says pip install torch (rc $rc)" \
+    '[ $rc -eq 4 ] && grep -q "cannot import torch .*pip install torch.*\[no_torch\]" "$T/out"'
+C --python "$(command -v python3)" task check "$M/suite/2_relu.py"; rc=$?
+check "--python with a real python works (rc $rc)" '[ $rc -eq 0 ]'
+
+# ---- 4. a directory is a suite ----
+C tasks --suite "$M/suite"; rc=$?
+check "tasks --suite DIR lists its five modules in name order (rc $rc)" \
+    '[ $rc -eq 0 ] && [ "$(grep -c "\.py " "$T/out")" = 5 ] && [ "$(sed -n 2p "$T/out" | cut -d" " -f1)" = 1_matmul.py ] && grep -q "^4_linear.py *- (module only)" "$T/out"'
+mkdir -p "$T/msuite"
+cp "$M/suite/4_linear.py" "$M/suite/5_row_sum.py" "$T/msuite/"
+"$CUTEGEN" suite "$T/msuite/" --out "$T/s1" --gpus cpu:1 --recorded-evals "$T/evals" --iters 1 \
+    --llm-cmd "cat" >"$T/out" 2>&1; rc=$?
+n=$(sqlite3 "$T/s1/suite.db" "select count(*) from tasks" 2>/dev/null || echo 0)
+check "suite DIR/: one task per module file ($n), each refused: needs the reference-process evaluation (rc $rc)" \
+    '[ "$n" = 2 ] && [ $rc -ne 0 ] && grep -rq "needs the reference-process evaluation" "$T/s1" "$T/out"'
+
+# ---- 5. run and builtin ----
+C run "$M/suite/5_row_sum.py" --out "$T/r1"; rc=$?
+check "run of a module that is no built-in op, without a model: exit 4, says it needs a model (rc $rc)" \
+    '[ $rc -eq 4 ] && grep -q "so a run needs a model" "$T/out"'
+C builtin "$M/suite/2_relu.py" --plan; rc=$?
+check "builtin takes a lowered module as its JSON twin (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "judged as the built-in elementwise task" "$T/out"'
+"$CUTEGEN" builtin "$M/suite/2_relu.py" --plan 2>/dev/null | grep -v "2_relu" >"$T/plan_mod"
+"$CUTEGEN" task show --json "$M/suite/2_relu.py" | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)['lowered']))" >"$T/twin.json"
+"$CUTEGEN" builtin "$T/twin.json" --plan 2>/dev/null | grep -v "2_relu" >"$T/plan_json"
+check "the builtin plan of the module equals its JSON twin's" '[ -s "$T/plan_mod" ] && cmp -s "$T/plan_mod" "$T/plan_json"'
+
+# ---- 6. eval of a real kernel on a lowered module: compiles, stops at "no CUDA device" ----
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+    if [ -e /dev/nvidia0 ]; then
+        echo "ok - eval on a module: skipped, this machine has a GPU (tests/gpu/ covers it)"
+    else
+        C eval "$REPO/kernels/relu_fp32.cu" --task "$M/suite/2_relu.py" --cache-dir "$T/kc" --json; rc=$?
+        check "eval on the relu module compiles and stops at no_device, exit 4, recording the module (rc $rc)" \
+            '[ $rc -eq 4 ] && grep -q "\"no_device\"" "$T/out" && grep -q "\"module\": \".*2_relu.py\"" "$T/out" && grep -q "\"lowered_to\": \"elementwise\"" "$T/out"'
+        "$CUTEGEN" eval "$REPO/kernels/relu_fp32.cu" --task "$T/twin.json" --cache-dir "$T/kc" >"$T/out" 2>&1; rc2=$?
+        check "its JSON twin gives the same exit and verdict (rc $rc2)" '[ $rc2 -eq $rc ] && grep -q "FAIL: no_device" "$T/out"'
+        C eval "$REPO/kernels/relu_fp32.cu" --task "$M/suite/4_linear.py" --cache-dir "$T/kc"; rc=$?
+        check "eval on a module that is not lowered: exit 4, needs the reference-process evaluation (rc $rc)" \
+            '[ $rc -eq 4 ] && grep -q "needs the reference-process evaluation.*not in this build yet" "$T/out"'
+    fi
+else
+    echo "ok - eval on a module: skipped, no nvcc"
+fi
+
+[ $fails -eq 0 ]
