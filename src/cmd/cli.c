@@ -6,6 +6,8 @@
 #include "cmd/cutegen.h"
 #include "eval/build.h"
 #include "eval/reference.h"
+#include "llm/config.h"
+#include "util/strbuf.h"
 #include "common/embedded.h"
 #include "eval/policy.h"
 #include "agent/feedback.h"
@@ -15,6 +17,7 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,4 +177,22 @@ struct task *cli_task_load(const char *spec, int quiet, int *code)
 	free(err);
 	module_desc_free(md);
 	return t;
+}
+
+void cli_python_from_config(void)
+{
+	const char *cur = getenv("CUTEGEN_PYTHON");
+	if (cur && *cur)
+		return;
+	char *path = config_path();
+	struct strbuf sb = STRBUF_INIT;
+	if (strbuf_read_file(&sb, path, 1 << 20) == 0) {
+		json_t *root = json_loadb(sb.buf, sb.len, 0, NULL);
+		const char *py = json_string_value(json_object_get(root, "python"));
+		if (py && *py)
+			setenv("CUTEGEN_PYTHON", py, 1);
+		json_decref(root);
+	}
+	strbuf_release(&sb);
+	free(path);
 }

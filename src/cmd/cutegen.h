@@ -100,6 +100,11 @@ void kernel_job_release(struct kernel_job *kj);
 /* 0 when arch is NULL or a known sm_XY[a|f]; else prints the usage error and returns -1. */
 int check_arch_option(const char *arch);
 
+/* Without $CUTEGEN_PYTHON (or --python), sets it from the config file's top-level key
+ * "python" when there is one (docs/tasks.md, "The reference process"). A file that does not
+ * parse is left to the commands that read it to report. */
+void cli_python_from_config(void);
+
 struct task;
 /*
  * The task a command judges, from a built-in name, a JSON file or a module (.py, through the

@@ -135,6 +135,7 @@ int main(int argc, char **argv)
 		list_commands(stderr);
 		return EXIT_USAGE;
 	}
+	cli_python_from_config();
 	const char *name = argv[1];
 	if (!strcmp(name, "--version") || !strcmp(name, "-v") || !strcmp(name, "-V"))
 		name = "version";

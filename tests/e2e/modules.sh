@@ -109,8 +109,12 @@ echo 'raise ModuleNotFoundError("No module named torch (planted by tests/e2e/mod
 PYTHONPATH=$T/notorch C task show "$M/suite/2_relu.py"; rc=$?
 check "no torch: exit 4, says pip install torch (rc $rc)" \
     '[ $rc -eq 4 ] && grep -q "cannot import torch .*pip install torch.*\[no_torch\]" "$T/out"'
-C --python "$(command -v python3)" task check "$M/suite/2_relu.py"; rc=$?
-check "--python with a real python works (rc $rc)" '[ $rc -eq 0 ]'
+echo '{"python": "/bin/false"}' >"$T/pyconf.json"
+CUTEGEN_CONFIG=$T/pyconf.json C task show "$M/suite/2_relu.py"; rc=$?
+check "the config file's key python names the interpreter (rc $rc)" \
+    '[ $rc -eq 4 ] && grep -q "./bin/false. exited with status 1" "$T/out"'
+CUTEGEN_CONFIG=$T/pyconf.json C --python "$(command -v python3)" task check "$M/suite/2_relu.py"; rc=$?
+check "--python with a real python works, over the config file's key (rc $rc)" '[ $rc -eq 0 ]'
 
 # ---- 4. a directory is a suite ----
 C tasks --suite "$M/suite"; rc=$?
