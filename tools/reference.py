@@ -491,8 +491,15 @@ def describe(torch, path, seed):
                          out if len(outs) == 1 and not isinstance(out, (tuple, list)) else None,
                          dtype, device, seed, has_state)
     if lowered is not None and meta.get("inputs"):
-        lowered, why = None, ("CUTEGEN names its own input distributions; the built-in twin "
-                              "would draw its own")
+        # "module" (only get_inputs()'s own draws) is what the built-in twin does for structured
+        # GEMM inputs (symmetric, triangular: kb1 #13-15); any other named distribution differs
+        own = meta["inputs"] if isinstance(meta["inputs"], dict) else {"?": "?"}
+        structured = {n["name"]: lowered.get(("a_structure", "b_structure")[i], "general") != "general"
+                      for i, n in enumerate(inputs[:2])} if lowered.get("op") == "gemm" else {}
+        if not all(v == "module" and structured.get(k) for k, v in own.items()):
+            lowered, why = None, ("CUTEGEN names its own input distributions (%s); the built-in "
+                                  "twin would draw its own" % ", ".join(
+                                      "%s: %s" % kv for kv in sorted(own.items())))
     if lowered is not None and precision != PRECISION_OF.get(dtype):
         lowered, why = None, "CUTEGEN sets precision '%s'; the built-in twin's would differ" % precision
     flops = count_flops(torch, model, args)

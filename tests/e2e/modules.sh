@@ -128,6 +128,23 @@ n=$(sqlite3 "$T/s1/suite.db" "select count(*) from tasks" 2>/dev/null || echo 0)
 check "suite DIR/: one task per module file ($n), each refused: needs the reference-process evaluation (rc $rc)" \
     '[ "$n" = 2 ] && [ $rc -ne 0 ] && grep -rq "needs the reference-process evaluation" "$T/s1" "$T/out"'
 
+# ---- 4b. the kb1 twins of tasks/kb1_modules (at small sizes) lower to their JSON tasks' ops ----
+if [ -d "$REPO/tasks/kb1_modules" ]; then
+    mkdir -p "$T/kb1m"
+    python3 "$M/kb1_twins_check.py" shrink "$REPO/tasks/kb1_modules" "$T/kb1m"
+    for f in "$T"/kb1m/*.py; do "$CUTEGEN" task show --json "$f" >"${f%.py}.json" 2>/dev/null; done
+    python3 "$M/kb1_twins_check.py" check "$REPO/tasks/kb1.json" "$T/kb1m" >"$T/out" 2>&1; rc=$?
+    check "$(tail -1 "$T/out")" '[ $rc -eq 0 ]'
+else
+    echo "not ok - no tasks/kb1_modules"; fails=$((fails + 1))
+fi
+# a named distribution other than "module" keeps a module from lowering
+sed 's/^CUTEGEN = .*/CUTEGEN = {"inputs": {"A": "positive", "B": "module"}}/' \
+    "$T/kb1m/14_Matmul_for_upper_triangular_matrices.py" >"$T/kb1m_pos.py"
+C task show "$T/kb1m_pos.py"
+check "CUTEGEN naming a distribution other than module refuses the lowering" \
+    'grep -q "^lowered   no: CUTEGEN names its own input distributions (A: positive, B: module)" "$T/out"'
+
 # ---- 5. run and builtin ----
 C run "$M/suite/5_row_sum.py" --out "$T/r1"; rc=$?
 check "run of a module that is no built-in op, without a model: exit 4, says it needs a model (rc $rc)" \
