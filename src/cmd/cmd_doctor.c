@@ -15,6 +15,7 @@
 #include "util/opt.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "eval/reference.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -338,6 +339,26 @@ int cmd_doctor(int argc, char **argv)
 		free(p);
 		free(v);
 	}
+	char *pyexe = NULL, *torchv = NULL, *torche = NULL, *pyerr = NULL;
+	if (reference_probe(&pyexe, &torchv, &torche, &pyerr) == 0) {
+		json_object_set_new(o, "python", json_string(pyexe));
+		json_object_set_new(o, "torch", torchv ? json_string(torchv) : json_null());
+		if (torchv)
+			strbuf_addf(&txt, "%-18s %s, torch %s: module tasks (.py) can be described\n",
+				    "python (modules)", pyexe, torchv);
+		else
+			strbuf_addf(&txt, "%-18s %s has no torch (%s): module tasks (.py) need it "
+				    "(pip install torch, or --python PATH)\n", "python (modules)", pyexe, torche);
+	} else {
+		json_object_set_new(o, "python", json_null());
+		json_object_set_new(o, "torch", json_null());
+		strbuf_addf(&txt, "%-18s %s: module tasks (.py) need Python 3 with PyTorch (--python PATH)\n",
+			    "python (modules)", pyerr);
+	}
+	free(pyexe);
+	free(torchv);
+	free(torche);
+	free(pyerr);
 	struct strbuf llm = STRBUF_INIT;
 	doctor_describe_backends(&lcfg, &llm);
 	json_object_set_new(o, "llm", llm_json(llm.buf));

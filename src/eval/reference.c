@@ -156,6 +156,51 @@ out:
 	return rc;
 }
 
+int reference_probe(char **executable, char **torch, char **torch_error, char **err)
+{
+	const struct embedded_file *f = embedded_find("tools/reference.py");
+	const char *py = reference_python();
+	const char *argv[] = { py, "-c", f ? f->data : "", NULL };
+	static const char quit[] = "{\"op\":\"quit\"}\n";
+	struct strbuf so = STRBUF_INIT, se = STRBUF_INIT;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	json_t *hello = NULL;
+	int rc = CG_ENV;
+	*executable = *torch = *torch_error = NULL;
+	cp.argv = argv;
+	cp.in_data = quit;
+	cp.in_len = sizeof(quit) - 1;
+	so.cap = se.cap = 1 << 16;
+	cp.out = &so;
+	cp.err = &se;
+	cp.deadline_s = 120;
+	if (run_command(&cp)) {
+		*err = xasprintf("cannot run '%s' (%s)", py, cp.errmsg);
+		goto out;
+	}
+	char *nl = so.buf ? strchr(so.buf, '\n') : NULL;
+	hello = nl ? json_loadb(so.buf, (size_t)(nl - so.buf), 0, NULL) : NULL;
+	if (!json_is_string(json_object_get(hello, "hello"))) {
+		char *t = tail_line(&se);
+		*err = xasprintf("'%s' %s (%s)", py, cp.timed_out ? "did not answer within 120 s" :
+				 "does not speak the reference protocol", *t ? t : "no message");
+		free(t);
+		goto out;
+	}
+	const char *e = json_string_value(json_object_get(hello, "executable"));
+	const char *tv = json_string_value(json_object_get(hello, "torch"));
+	const char *te = json_string_value(json_object_get(hello, "torch_error"));
+	*executable = xstrndup(e ? e : py, 1024);
+	*torch = tv ? xstrndup(tv, 64) : NULL;
+	*torch_error = !tv ? xstrndup(te ? te : "torch does not import", 512) : NULL;
+	rc = CG_OK;
+out:
+	json_decref(hello);
+	strbuf_release(&so);
+	strbuf_release(&se);
+	return rc;
+}
+
 int task_resolve(const char *spec, struct task **t, struct module_desc **md, char **err)
 {
 	*t = NULL;

@@ -34,6 +34,13 @@ const char *reference_python(void);
  */
 int reference_describe(const char *file, struct module_desc **out, char **err);
 
+/*
+ * Starts the reference process and reads its hello only (for `cutegen doctor`): 0 with heap
+ * strings *executable (the python) and *torch (its torch version, or NULL with the import error
+ * in *torch_error), or a code with a heap message in *err when no python answers.
+ */
+int reference_probe(char **executable, char **torch, char **torch_error, char **err);
+
 /* A task from a spec: a built-in name or JSON file (task_load) or a module (.py). See the usage
  * above; returns 0 or a code of util/err.h with a heap message in *err. */
 int task_resolve(const char *spec, struct task **t, struct module_desc **md, char **err);

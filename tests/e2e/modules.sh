@@ -71,6 +71,10 @@ err_case "no get_inputs" "$M/bad/no_get_inputs.py" 3 "has no function get_inputs
 err_case "get_inputs returns a string" "$M/bad/inputs_string.py" 3 "item 1 ('mode') is a str.*must be tensors"
 err_case "forward returns a number" "$M/bad/returns_number.py" 3 "forward returned float, not a tensor.*\[output\]"
 err_case "needs CUDA the machine lacks: exit 4" "$M/bad/needs_cuda.py" 4 "lacks what it needs (a CUDA GPU.*\[gpu\]"
+sed 's/^import torch$/import torch\nCUTEGEN = {"requires": "cuda"}/' "$M/suite/2_relu.py" >"$T/requires_cuda.py"
+C task check "$T/requires_cuda.py"; rc=$?
+check "CUTEGEN requires cuda on a machine without: exit 4, kind gpu (rc $rc)" \
+    '[ $rc -eq 4 ] && grep -q "says it requires CUDA.*\[gpu\]" "$T/out"'
 C task check "$T/nope.py"; rc=$?
 check "a missing module file: exit 3 (rc $rc)" '[ $rc -eq 3 ] && grep -q "cannot read module file" "$T/out"'
 
@@ -115,6 +119,12 @@ check "the config file's key python names the interpreter (rc $rc)" \
     '[ $rc -eq 4 ] && grep -q "./bin/false. exited with status 1" "$T/out"'
 CUTEGEN_CONFIG=$T/pyconf.json C --python "$(command -v python3)" task check "$M/suite/2_relu.py"; rc=$?
 check "--python with a real python works, over the config file's key (rc $rc)" '[ $rc -eq 0 ]'
+
+"$CUTEGEN" doctor >"$T/out" 2>&1
+check "doctor names the python and its torch for module tasks" \
+    'grep -q "^python (modules) .*, torch 0.0+cutegen-fake-numpy: module tasks (.py) can be described" "$T/out"'
+PYTHONPATH=$T/notorch "$CUTEGEN" doctor >"$T/out" 2>&1
+check "doctor says when that python has no torch" 'grep -q "^python (modules) .* has no torch (ModuleNotFoundError" "$T/out"'
 
 # ---- 4. a directory is a suite ----
 C tasks --suite "$M/suite"; rc=$?
