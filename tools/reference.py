@@ -15,7 +15,8 @@ process") is JSON lines:
 
 The error kinds K: no_torch, import, no_model, no_get_inputs, no_get_init_inputs, init,
 inputs, forward, output, gpu, request. The module's own prints go to stderr, never into the
-replies (the reply channel is a private copy of stdout taken before anything is imported).
+replies (the reply channel is a private copy of stdout taken before anything is imported),
+and the module reads an empty stdin (the requests come on a private copy of it).
 
 Not here: inputs per seed and distribution for the judge, float64 truth, eager and
 torch.compile timings, tensors over CUDA IPC (docs/tasks.md says what remains).
@@ -529,6 +530,12 @@ def main():
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    # and the requests: a private copy of stdin; the module reads an empty stdin
+    requests = os.fdopen(os.dup(0), "r")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(os.devnull)
 
     def send(obj):
         reply.write(json.dumps(obj, allow_nan=False, default=str) + "\n")
@@ -546,7 +553,7 @@ def main():
     if terr:
         hello["torch_error"] = terr
     send(hello)
-    for line in sys.stdin:
+    for line in requests:
         line = line.strip()
         if not line:
             continue

@@ -55,6 +55,10 @@ C task show "$M/suite/3_softmax.py"
 check "softmax over the last dim lowers, workload reduction" \
     'grep -q "^lowered   to the built-in softmax" "$T/out" && grep -q "^workload  reduction" "$T/out"'
 
+C task show "$M/stdin_stdout.py"; rc=$?
+check "a module that prints to stdout cannot disturb the protocol (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "^lowered   to the built-in elementwise" "$T/out"'
+
 # ---- 2. task check: modules and JSON together ----
 C task check "$M/suite/1_matmul.py" "$M/suite/2_relu.py" "$M/suite/5_row_sum.py" kb1/19_relu; rc=$?
 check "task check: lowered and not-lowered modules are ok (rc $rc)" \
