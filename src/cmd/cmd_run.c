@@ -674,6 +674,10 @@ int cmd_run(int argc, char **argv)
 	}
 	task_to_json(t, &sb);
 	cj = config_json(m ? llm_config_of(m) : NULL, &r);
+	if (md) { /* a module run: which file, judged as which built-in op */
+		json_object_set_new(cj, "module", json_string(md->file));
+		json_object_set_new(cj, "lowered_to", json_string(op_name(t->op)));
+	}
 	bj = budgets_json(&r);
 	char *cjs = json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS);
 	char *bjs = json_dumps(bj, JSON_COMPACT | JSON_SORT_KEYS);

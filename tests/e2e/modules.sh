@@ -163,6 +163,10 @@ check "CUTEGEN naming a distribution other than module refuses the lowering" \
 C run "$M/suite/5_row_sum.py" --out "$T/r1"; rc=$?
 check "run of a module that is no built-in op, without a model: exit 4, says it needs a model (rc $rc)" \
     '[ $rc -eq 4 ] && grep -q "so a run needs a model" "$T/out"'
+mkdir -p "$T/evals"
+C run "$M/suite/2_relu.py" --out "$T/r2" --recorded-evals "$T/evals" --iters 1 --compile-deadline 1; rc=$?
+check "run of a lowered module with the builtin agent: the store records the module, the op and the twin (rc $rc)" \
+    '[ -f "$T/r2/run.db" ] && sqlite3 "$T/r2/run.db" "select config_json from runs" | grep -q "\"lowered_to\":\"elementwise\",\"module\":\".*2_relu.py\"" && sqlite3 "$T/r2/run.db" "select task_json from runs" | grep -q "\"activation\": *\"relu\""'
 C builtin "$M/suite/2_relu.py" --plan; rc=$?
 check "builtin takes a lowered module as its JSON twin (rc $rc)" \
     '[ $rc -eq 0 ] && grep -q "judged as the built-in elementwise task" "$T/out"'
