@@ -131,7 +131,7 @@ int cmd_tasks(int argc, char **argv)
 		struct strbuf all = STRBUF_INIT;
 		for (int i = 0; builtin_suites[i]; i++)
 			strbuf_addf(&all, "%s%s", i ? ", " : "", builtin_suites[i]);
-		error("no suite '%s' (suites: %s)", suite, all.buf);
+		error("no suite '%s' (suites: %s, or a directory of module files)", suite, all.buf);
 		strbuf_release(&all);
 		return EXIT_USAGE;
 	}
