@@ -48,7 +48,7 @@ assert a[0]["name"] == "kb1/1_square_matmul" and a[0]["flops"] == 2 * 4096**3
 
 run tasks --suite kb2
 check "unknown suite exits 2 naming the suites" test "$rc" -eq 2
-check "unknown suite message" grep -q "^error: no suite 'kb2' (suites: kb1, hopper, llm)" "$tmp/err"
+check "unknown suite message" grep -q "^error: no suite 'kb2' (suites: kb1, hopper, llm, or a directory of module files)" "$tmp/err"
 
 run tasks --jsn
 check "bad flag exits 2" test "$rc" -eq 2
