@@ -76,9 +76,10 @@ for pair in "relu_fp32:19_relu" "softmax_fp32:23_softmax"; do
     if "$PY" - "$T/e_mod.json" "$T/e_json.json" <<'PYEOF'
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-print("# module: %s %.4f ms; json: %s %.4f ms" % (a.get("verdict"), a.get("ms") or 0, b.get("verdict"), b.get("ms") or 0))
+ms = lambda d: ((d.get("report") or {}).get("metrics") or {}).get("ms") or 0
+print("# module: %s %.4f ms; json: %s %.4f ms" % (a.get("verdict"), ms(a), b.get("verdict"), ms(b)))
 same = a.get("verdict") == b.get("verdict") == "pass"
-close = a.get("ms") and b.get("ms") and abs(a["ms"] - b["ms"]) <= 0.15 * b["ms"]
+close = ms(a) > 0 and ms(b) > 0 and abs(ms(a) - ms(b)) <= 0.15 * ms(b)
 sys.exit(0 if same and close and a.get("module") else 1)
 PYEOF
     then ok "eval $k: the module and kb1/$n agree (pass, times within 15%)"
