@@ -83,6 +83,11 @@ static int list_module_dir(const char *dir, int as_json)
 			err = NULL;
 			if (worst == EXIT_OK)
 				worst = exit_status_for(rc);
+			if (rc == REFERENCE_E_NO_PYTHON || rc == REFERENCE_E_NO_TORCH) {
+				for (int j = i; j < n; j++)
+					free(paths[j]);
+				break; /* every other module would fail the same way */
+			}
 		} else if (as_json) {
 			json_array_append_new(arr, json_pack("{s:s,s:s,s:s?,s:s,s:s,s:s}", "module", paths[i],
 							     "name", md->name, "lowered_to",

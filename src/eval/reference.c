@@ -47,7 +47,9 @@ static char *tail_line(const struct strbuf *sb)
 
 static int kind_code(const char *kind)
 {
-	if (!strcmp(kind, "no_torch") || !strcmp(kind, "gpu"))
+	if (!strcmp(kind, "no_torch"))
+		return REFERENCE_E_NO_TORCH;
+	if (!strcmp(kind, "gpu"))
 		return CG_ENV;
 	if (!strcmp(kind, "request"))
 		return CG_INTERNAL;
@@ -90,7 +92,7 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 		*err = xasprintf("cannot run the reference process with '%s' (%s); module tasks need "
 				 "Python 3 with PyTorch: install them, or name a python with "
 				 "'cutegen --python PATH' or $CUTEGEN_PYTHON", py, cp.errmsg);
-		rc = CG_ENV;
+		rc = REFERENCE_E_NO_PYTHON;
 		goto out;
 	}
 	if (cp.timed_out) {
@@ -118,7 +120,7 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 				 "with 'cutegen --python PATH' or $CUTEGEN_PYTHON", py, cp.status,
 				 *t ? t : "it printed nothing");
 		free(t);
-		rc = CG_ENV;
+		rc = REFERENCE_E_NO_PYTHON;
 		goto out;
 	}
 	char *end = strchr(nl + 1, '\n');

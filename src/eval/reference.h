@@ -17,9 +17,15 @@
 
 #include "common/task.h"
 #include "common/task_module.h"
+#include "util/err.h"
 
 #define REFERENCE_DEADLINE_S 300.0 /* default; $CUTEGEN_REFERENCE_TIMEOUT overrides (seconds) */
 #define REFERENCE_SEED 42
+
+/* Extended codes (CG_ENV) for a machine where no module can be described: no python that
+ * speaks the protocol, or one without torch. Callers that describe many modules stop at them. */
+#define REFERENCE_E_NO_PYTHON CG_EXT(CG_ENV, 32)
+#define REFERENCE_E_NO_TORCH CG_EXT(CG_ENV, 33)
 
 /* The python that runs the reference: $CUTEGEN_PYTHON (set by `cutegen --python PATH`), else
  * python3 from PATH. Static string. */

@@ -134,6 +134,12 @@ check "doctor says when that python has no torch" 'grep -q "^python (modules) .*
 C tasks --suite "$M/suite"; rc=$?
 check "tasks --suite DIR lists its five modules in name order (rc $rc)" \
     '[ $rc -eq 0 ] && [ "$(grep -c "\.py " "$T/out")" = 5 ] && [ "$(sed -n 2p "$T/out" | cut -d" " -f1)" = 1_matmul.py ] && grep -q "^4_linear.py *- (module only)" "$T/out"'
+C tasks --suite "$M/suite" --json; rc=$?
+check "tasks --suite DIR --json: one object per module, lowered_to null where it does not lower (rc $rc)" \
+    '[ $rc -eq 0 ] && python3 -c "import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if [x[\"lowered_to\"] for x in a]==[\"gemm\",\"elementwise\",\"softmax\",None,None] else 1)" "$T/out"'
+PYTHONPATH=$T/notorch C tasks --suite "$M/suite"; rc=$?
+check "tasks --suite DIR without torch: exit 4 and one error, not one per module (rc $rc)" \
+    '[ $rc -eq 4 ] && [ "$(grep -c "^error: .*\[no_torch\]" "$T/out")" = 1 ]'
 mkdir -p "$T/msuite"
 cp "$M/suite/4_linear.py" "$M/suite/5_row_sum.py" "$T/msuite/"
 "$CUTEGEN" suite "$T/msuite/" --out "$T/s1" --gpus cpu:1 --recorded-evals "$T/evals" --iters 1 \
