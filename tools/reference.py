@@ -71,6 +71,9 @@ def gpu_error(e):
 def load_module(path):
     name = "cutegen_module_%d" % (abs(hash(path)) % 100000)
     try:
+        d = os.path.dirname(os.path.abspath(path))
+        if d not in sys.path:
+            sys.path.insert(0, d)  # helpers beside the module file import as they would there
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise Fail("import", "'%s' is not a Python file python can import; a module task "
@@ -538,7 +541,13 @@ def main():
     sys.stdin = open(os.devnull)
 
     def send(obj):
-        reply.write(json.dumps(obj, allow_nan=False, default=str) + "\n")
+        try:
+            line = json.dumps(obj, allow_nan=False, default=str)
+        except ValueError as e:  # NaN or infinity: JSON cannot carry it, the C side would refuse it
+            line = json.dumps({"ok": False, "kind": "init", "message": "the description holds a "
+                               "value JSON cannot carry (%s); a scalar of get_inputs() or "
+                               "get_init_inputs() that is NaN or infinite?" % e})
+        reply.write(line + "\n")
         reply.flush()
 
     torch, terr = None, None

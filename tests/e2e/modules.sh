@@ -79,6 +79,11 @@ sed 's/^import torch$/import torch\nCUTEGEN = {"requires": "cuda"}/' "$M/suite/2
 C task check "$T/requires_cuda.py"; rc=$?
 check "CUTEGEN requires cuda on a machine without: exit 4, kind gpu (rc $rc)" \
     '[ $rc -eq 4 ] && grep -q "says it requires CUDA.*\[gpu\]" "$T/out"'
+sed -e 's/return \[64, 48\]/return [64, float("inf")]/' -e 's/nn.Linear(in_features, out_features)/nn.Linear(in_features, 48)/' \
+    "$M/suite/4_linear.py" >"$T/inf_scalar.py"
+C task check "$T/inf_scalar.py"; rc=$?
+check "an infinite scalar: exit 3 with a message, not a broken protocol (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "a value JSON cannot carry.*NaN or infinite" "$T/out"'
 C task check "$T/nope.py"; rc=$?
 check "a missing module file: exit 3 (rc $rc)" '[ $rc -eq 3 ] && grep -q "cannot read module file" "$T/out"'
 
