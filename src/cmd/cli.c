@@ -6,7 +6,7 @@
 #include "cmd/cutegen.h"
 #include "eval/build.h"
 #include "eval/reference.h"
-#include "llm/config.h"
+#include "llm/llm_config.h"
 #include "util/strbuf.h"
 #include "common/embedded.h"
 #include "eval/policy.h"
