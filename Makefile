@@ -22,7 +22,8 @@ CORE_SRC  := $(filter-out $(UTIL_SRC),$(CORE_SRC))
 EMBED_IN  := $(sort $(wildcard prompts/*.txt prompts/*/*.txt tasks/*.json docs/cli/*.txt \
 	       report/*.html export/* docs/kernel-abi.md include/cutegen/*.h tools/*.py \
 	       docs/cute/*.md builtin/*.cu))
-RUNNER_C  := $(wildcard runner/*.c)
+RUNNER_C  := runner/runner.c runner/confine.c runner/limits.c
+BASELINE_C := runner/baseline.c runner/blas.c runner/limits.c
 RUNNER_CU := $(wildcard runner/*.cu)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 
@@ -30,10 +31,12 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CLI_OBJ    := $(call obj,$(UTIL_SRC) $(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
 RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/verdict.c src/common/embedded_find.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
+BASELINE_OBJ := $(call obj,$(BASELINE_C) src/common/task.c src/common/embedded_find.c $(UTIL_SRC)) \
+	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
 
 .PHONY: all deps test test-unit test-gpu asan clean fuzz fuzz-targets fuzz-run
-all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner $(BUILD)/cutegen.1 $(BUILD)/cutegen.bash \
-	$(BUILD)/_cutegen
+all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner $(BUILD)/cutegen-baseline $(BUILD)/confine-test \
+	$(BUILD)/cutegen.1 $(BUILD)/cutegen.bash $(BUILD)/_cutegen
 
 deps:
 	@bash scripts/deps.sh
@@ -69,9 +72,19 @@ $(BUILD)/cutegen.bash: $(BUILD)/cutegen
 $(BUILD)/_cutegen: $(BUILD)/cutegen
 	$(BUILD)/cutegen completion zsh >$@.tmp && mv $@.tmp $@
 
+# --as-needed: nothing but what the runner calls is a DT_NEEDED of it (tests/e2e/judge.sh checks
+# that no cuBLAS is among them)
 $(BUILD)/cutegen-runner: $(RUNNER_OBJ)
+	$(CC) $(SANITIZE) -o $@ $^ -Wl,--as-needed -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+		-lcudart -ljansson -lstdc++ -ldl -lm -lpthread
+
+$(BUILD)/cutegen-baseline: $(BASELINE_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
 		-lcublasLt -lcudart -ljansson -lstdc++ -ldl -lm -lpthread
+
+# The seccomp filters of the runner, tried in a small process without CUDA (tests/e2e/judge.sh)
+$(BUILD)/confine-test: $(call obj,tests/confine/confine_test.c runner/confine.c)
+	$(CC) $(SANITIZE) -o $@ $^ -ldl -lpthread
 
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRC)) $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)

@@ -10,7 +10,7 @@ make -j2 all
 mkdir -p .gpu/lib .gpu/cache .gpu/include/dlpack
 cp /usr/include/dlpack/dlpack.h .gpu/include/dlpack/   # candidates include it; the GPU image may lack it
 skip='libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|ld-linux|libcuda\.so|libcublas|libcudart|libstdc\+\+|libgcc_s'
-for b in build/cutegen build/cutegen-runner; do
+for b in build/cutegen build/cutegen-runner build/cutegen-baseline; do
     ldd "$b" | awk '/=> \//{print $3}'
 done | sort -u | grep -Ev "$skip" | while read -r lib; do cp -L "$lib" .gpu/lib/; done
 for k in kernels/*.cu tests/redteam/*.cu bench/loop/*.cu; do
@@ -28,6 +28,6 @@ if [ -n "${BUNDLE_BUILTIN:-}" ]; then
 fi
 du -sh .gpu build third_party
 # one compressed file travels (the device call's carry limit is 64 MiB; headers compress well)
-tar -czf .gpu/bundle.tar.gz build/cutegen build/cutegen-runner third_party/cutlass/include \
+tar -czf .gpu/bundle.tar.gz build/cutegen build/cutegen-runner build/cutegen-baseline third_party/cutlass/include \
     third_party/cutlass/VERSION .gpu/lib .gpu/cache .gpu/include
 ls -la .gpu/bundle.tar.gz

@@ -212,3 +212,8 @@ fail:
 	blas_plan_free(p);
 	return NULL;
 }
+
+size_t blas_version(void)
+{
+	return cublasLtGetVersion();
+}

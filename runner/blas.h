@@ -33,5 +33,7 @@ int blas_plan_run(struct blas_plan *p, void *stream); /* cudaError or cublas sta
 /* A short description of the chosen algorithm, static until the plan is freed. */
 const char *blas_plan_describe(const struct blas_plan *p);
 void blas_plan_free(struct blas_plan *p);
+/* cuBLASLt's version (cublasLtGetVersion): part of the baselines' cache key. */
+size_t blas_version(void);
 
 #endif

@@ -2,8 +2,11 @@
  * The runner's device code: deterministic input generators (a counter-based hash of seed and
  * element index, so inputs can be re-derived to check the candidate left them untouched),
  * poison fills, fp64 references for the elementwise family and softmax, and the comparison
- * kernel that reduces a whole output to error statistics on the GPU. See devkern.h.
- * Not for: GEMM references, which come from cuBLASLt (blas.c).
+ * kernel that reduces a whole output to error statistics on the GPU; the GEMM reference (a tiled
+ * SIMT GEMM accumulating in fp64, with its |A||B| scale) and the sampled check of single output
+ * elements that verifies timed calls. No vendor library: this file is the whole trusted
+ * reference of the candidate's process. See devkern.h.
+ * Not for: baselines (cuBLASLt, in cutegen-baseline: baseline.c, blas.c).
  */
 #include "devkern.h"
 #include "common/task.h"
@@ -18,6 +21,10 @@
 #define POISON_F32 0x7FC0BAD5u
 #define POISON_BF16 0x7FD5u
 #define POISON_F16 0x7E15u
+
+/* scratch of the sampled check: the counters, the list, then got/want/tol per listed position */
+#define SAMPLE_IDX_OFF 256
+#define SAMPLE_VAL_OFF (SAMPLE_IDX_OFF + DK_MAX_CHECK_SAMPLES * 8)
 
 __device__ __forceinline__ uint64_t mix64(uint64_t z)
 {
@@ -245,28 +252,37 @@ struct dev_stats {
 	double s_got[DK_MAX_SAMPLES], s_want[DK_MAX_SAMPLES], s_tol[DK_MAX_SAMPLES];
 };
 
+/* The GEMM epilogue's reference and tolerance from an accumulation (sum a*b) and its scale
+ * (sum |a||b|), both exact or fp64: shared by the whole-output compare and the sampled one. */
+__device__ __forceinline__ void gemm_want_tol(const dk_compare &c, int64_t r, int64_t col, double ref,
+					      double scale, double *want, double *tol)
+{
+	double acc = c.alpha * ref;
+	double sc = fabs(c.alpha) * scale;
+	if (c.bias) {
+		double b = load_as_double(c.bias, c.bias_dtype, col);
+		acc += b;
+		sc += fabs(b) * 1e-7; /* the bias add is one more rounding */
+	}
+	double w = act64(c.epi_act, acc, c.p);
+	double t = c.eps_scale * sc * (c.epi_act ? 1.2 : 1.0);
+	if (c.mask) {
+		int64_t rr = r % c.mask_n;
+		if ((c.mask == MASK_UPPER && rr > col) || (c.mask == MASK_LOWER && rr < col))
+			w = 0.0;
+	}
+	*want = w;
+	*tol = t + c.rtol * fabs(w) + c.atol;
+}
+
 __device__ __forceinline__ void want_tol(const dk_compare &c, int64_t i, double *want, double *tol)
 {
 	int64_t r = i / c.cols, col = i % c.cols;
-	double w = 0, t = 0;
+	double w = 0;
 	switch (c.kind) {
-	case DK_REF_BUFFER: {
-		double acc = c.alpha * (double)c.ref[i];
-		double sc = fabs(c.alpha) * (double)c.scale[i];
-		if (c.bias) {
-			double b = load_as_double(c.bias, c.bias_dtype, col);
-			acc += b;
-			sc += fabs(b) * 1e-7; /* the bias add is one more rounding */
-		}
-		w = act64(c.epi_act, acc, c.p);
-		t = c.eps_scale * sc * (c.epi_act ? 1.2 : 1.0);
-		if (c.mask) {
-			int64_t rr = r % c.mask_n;
-			if ((c.mask == MASK_UPPER && rr > col) || (c.mask == MASK_LOWER && rr < col))
-				w = 0.0;
-		}
-		break;
-	}
+	case DK_REF_BUFFER:
+		gemm_want_tol(c, r, col, (double)c.ref[i], (double)c.scale[i], want, tol);
+		return;
 	case DK_REF_ELEMENTWISE:
 		w = act64(c.act, load_as_double(c.x, c.x_dtype, i), c.p);
 		break;
@@ -284,7 +300,7 @@ __device__ __forceinline__ void want_tol(const dk_compare &c, int64_t i, double 
 		break;
 	}
 	*want = w;
-	*tol = t + c.rtol * fabs(w) + c.atol;
+	*tol = c.rtol * fabs(w) + c.atol;
 }
 
 __device__ __forceinline__ unsigned long long dbits(double v)
@@ -372,7 +388,8 @@ __global__ void worst_kernel(dk_compare c, dev_stats *st)
 
 extern "C" size_t dk_scratch_bytes(void)
 {
-	return sizeof(dev_stats) + 256;
+	size_t a = sizeof(dev_stats) + 256, b = SAMPLE_VAL_OFF + 3 * DK_MAX_CHECK_SAMPLES * sizeof(double);
+	return a > b ? a : b;
 }
 
 extern "C" int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, void *scratch, void *stream)
@@ -387,11 +404,16 @@ extern "C" int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, 
 		return (int)e;
 	unsigned g = grid_for(c->rows * c->cols);
 	compare_kernel<<<g, 256, 0, s>>>(*c, d);
-	worst_kernel<<<g, 256, 0, s>>>(*c, d);
 	dev_stats h;
 	e = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
 	if (!e)
 		e = cudaStreamSynchronize(s);
+	if (!e && h.bad) { /* the worst element only matters to a failure: a second pass then */
+		worst_kernel<<<g, 256, 0, s>>>(*c, d);
+		e = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
+		if (!e)
+			e = cudaStreamSynchronize(s);
+	}
 	if (!e)
 		e = cudaGetLastError();
 	if (e)
@@ -521,8 +543,248 @@ extern "C" int dk_gate(volatile int *host_flag, double timeout_s, const void *ou
 	return (int)cudaGetLastError();
 }
 
+
+
+/* ---- GEMM reference --------------------------------------------------------------------- */
+
+__device__ __forceinline__ float gemm_a(const dk_gemm &g, int64_t b, int64_t m, int64_t k)
+{
+	int64_t i = g.a_col ? (b * g.k + k) * g.m + m : (b * g.m + m) * g.k + k;
+	return (float)load_as_double(g.A, g.a_dtype, i);
+}
+
+__device__ __forceinline__ float gemm_b(const dk_gemm &g, int64_t b, int64_t k, int64_t n)
+{
+	int64_t bb = g.b_batched ? b : 0;
+	int64_t i = g.b_col ? (bb * g.n + n) * g.k + k : (bb * g.k + k) * g.n + n;
+	return (float)load_as_double(g.B, g.b_dtype, i);
+}
+
+#define RT 64 /* output tile */
+#define RK 16 /* k step */
+
+/* 256 threads, a 64x64 tile of C, each thread 4x4 elements strided by 16. Operands are exact
+ * in fp32 (every input type widens exactly); products and sums are fp64. The scale, a sum of
+ * positive terms that only sizes the tolerance, is summed in fp32 (relative error far below
+ * what it is used for), which leaves the fp64 units to the reference itself. */
+__global__ void __launch_bounds__(256) gemm_ref_kernel(dk_gemm g, float *ref, float *scale)
+{
+	__shared__ float As[RK][RT], Bs[RK][RT];
+	int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+	int64_t b = blockIdx.z, m0 = (int64_t)blockIdx.y * RT, n0 = (int64_t)blockIdx.x * RT;
+	double acc[4][4];
+	float sc[4][4];
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			acc[i][j] = 0, sc[i][j] = 0;
+	for (int64_t k0 = 0; k0 < g.k; k0 += RK) {
+		for (int q = 0; q < 4; q++) {
+			int e = tid + 256 * q, mm, kk, nn, kb;
+			if (g.a_col) { mm = e % RT; kk = e / RT; } else { kk = e % RK; mm = e / RK; }
+			if (g.b_col) { kb = e % RK; nn = e / RK; } else { nn = e % RT; kb = e / RT; }
+			int64_t gm = m0 + mm, gk = k0 + kk, gn = n0 + nn, gkb = k0 + kb;
+			As[kk][mm] = gm < g.m && gk < g.k ? gemm_a(g, b, gm, gk) : 0.0f;
+			Bs[kb][nn] = gn < g.n && gkb < g.k ? gemm_b(g, b, gkb, gn) : 0.0f;
+		}
+		__syncthreads();
+		for (int kk = 0; kk < RK; kk++) {
+			float a[4], bv[4];
+			double ad[4], bd[4];
+			for (int i = 0; i < 4; i++) {
+				a[i] = As[kk][ty + 16 * i];
+				bv[i] = Bs[kk][tx + 16 * i];
+				ad[i] = a[i];
+				bd[i] = bv[i];
+			}
+			for (int i = 0; i < 4; i++)
+				for (int j = 0; j < 4; j++) {
+					acc[i][j] = fma(ad[i], bd[j], acc[i][j]);
+					sc[i][j] = fmaf(fabsf(a[i]), fabsf(bv[j]), sc[i][j]);
+				}
+		}
+		__syncthreads();
+	}
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++) {
+			int64_t m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
+			if (m < g.m && n < g.n) {
+				int64_t o = (b * g.m + m) * g.n + n;
+				ref[o] = (float)acc[i][j];
+				scale[o] = sc[i][j];
+			}
+		}
+}
+
+extern "C" int dk_gemm_ref(const struct dk_gemm *g, float *ref, float *scale, void *stream)
+{
+	if (g->batch > 65535 || (g->m + RT - 1) / RT > 65535)
+		return (int)cudaErrorInvalidValue;
+	dim3 grid((unsigned)((g->n + RT - 1) / RT), (unsigned)((g->m + RT - 1) / RT), (unsigned)g->batch);
+	gemm_ref_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>(*g, ref, scale);
+	return (int)cudaGetLastError();
+}
+
+/* ---- sampled check ---------------------------------------------------------------------- */
+
+struct sample_dev {
+	unsigned long long bad;
+	unsigned long long first_bad; /* lowest bad position in the list */
+};
+
+
+/* One warp per listed output element: its reference (for a GEMM, the dot product and its
+ * scale in fp64 over all of K; else what the whole-output compare computes) against the
+ * output. */
+__global__ void sample_kernel(dk_gemm g, int is_gemm, dk_compare c, const long long *idx, int n,
+			      sample_dev *st, double *vals)
+{
+	int w = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x & 31;
+	if (w >= n)
+		return;
+	int64_t i = idx[w], r = i / c.cols, col = i % c.cols;
+	double want, tol;
+	if (is_gemm) {
+		int64_t b = r / g.m, m = r % g.m;
+		double acc = 0, sc = 0;
+		for (int64_t k = lane; k < g.k; k += 32) {
+			double a = gemm_a(g, b, m, k), bv = gemm_b(g, b, k, col);
+			acc = fma(a, bv, acc);
+			sc = fma(fabs(a), fabs(bv), sc);
+		}
+		for (int o = 16; o > 0; o /= 2) {
+			acc += __shfl_down_sync(0xffffffffu, acc, o);
+			sc += __shfl_down_sync(0xffffffffu, sc, o);
+		}
+		/* the whole-output check rounds the reference to fp32: so does this one */
+		gemm_want_tol(c, r, col, (double)(float)acc, (double)(float)sc, &want, &tol);
+	} else {
+		want_tol(c, i, &want, &tol);
+	}
+	if (lane)
+		return;
+	double got = load_as_double(c.out, c.out_dtype, i);
+	if (fabs(got - want) <= tol)
+		return;
+	atomicAdd(&st->bad, 1ull);
+	atomicMin(&st->first_bad, (unsigned long long)w);
+	vals[3 * w] = got;
+	vals[3 * w + 1] = want;
+	vals[3 * w + 2] = tol;
+}
+
+extern "C" int dk_sample_check(const struct dk_gemm *g, const struct dk_compare *c, const long long *idx,
+			       int n, struct dk_sample_stats *out, void *scratch, void *stream)
+{
+	cudaStream_t s = (cudaStream_t)stream;
+	if (n <= 0 || n > DK_MAX_CHECK_SAMPLES)
+		return (int)cudaErrorInvalidValue;
+	sample_dev init;
+	memset(&init, 0, sizeof(init));
+	init.first_bad = ~0ull;
+	sample_dev *d = (sample_dev *)scratch;
+	long long *didx = (long long *)((char *)scratch + SAMPLE_IDX_OFF);
+	double *vals = (double *)((char *)scratch + SAMPLE_VAL_OFF);
+	cudaError_t e = cudaMemcpyAsync(d, &init, sizeof(init), cudaMemcpyHostToDevice, s);
+	if (!e)
+		e = cudaMemcpyAsync(didx, idx, (size_t)n * sizeof(*idx), cudaMemcpyHostToDevice, s);
+	if (e)
+		return (int)e;
+	dk_gemm none;
+	memset(&none, 0, sizeof(none));
+	sample_kernel<<<(unsigned)((n * 32 + 255) / 256), 256, 0, s>>>(g ? *g : none, g != NULL, *c, didx, n, d,
+										    vals);
+	sample_dev h;
+	double v[3] = { 0, 0, 0 };
+	e = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
+	if (!e)
+		e = cudaStreamSynchronize(s);
+	if (!e && h.bad && h.first_bad < (unsigned long long)n) {
+		e = cudaMemcpyAsync(v, vals + 3 * h.first_bad, sizeof(v), cudaMemcpyDeviceToHost, s);
+		if (!e)
+			e = cudaStreamSynchronize(s);
+	}
+	if (!e)
+		e = cudaGetLastError();
+	if (e)
+		return (int)e;
+	out->checked = n;
+	out->bad = h.bad;
+	out->first_bad = h.bad ? idx[h.first_bad] : -1;
+	out->got = v[0];
+	out->want = v[1];
+	out->tol = v[2];
+	return 0;
+}
+
+/* ---- fp32 FMA rate (the measured SIMT peak; cutegen-baseline) --------------------------- */
+
+#define FMA_CHAINS 8
+#define FMA_ITERS 4096
+
+__global__ void fma_kernel(float *out, float seed)
+{
+	float v[FMA_CHAINS];
+	for (int c = 0; c < FMA_CHAINS; c++)
+		v[c] = seed + (float)(threadIdx.x + c);
+	for (int i = 0; i < FMA_ITERS; i++)
+#pragma unroll
+		for (int c = 0; c < FMA_CHAINS; c++)
+			v[c] = fmaf(v[c], 0.999999f, 1e-7f);
+	float s = 0;
+	for (int c = 0; c < FMA_CHAINS; c++)
+		s += v[c];
+	if (s == 12345.678f) /* never: keeps the loop */
+		out[0] = s;
+}
+
+extern "C" int dk_fma_rate(int sms, double *tflops, void *stream)
+{
+	cudaStream_t s = (cudaStream_t)stream;
+	float *out = NULL;
+	cudaEvent_t e0, e1;
+	cudaError_t e = cudaMalloc((void **)&out, sizeof(float));
+	if (e)
+		return (int)e;
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	unsigned blocks = (unsigned)sms * 8, threads = 256;
+	double best = 0;
+	for (int rep = 0; rep < 4; rep++) {
+		cudaEventRecord(e0, s);
+		fma_kernel<<<blocks, threads, 0, s>>>(out, 1.0f + rep);
+		cudaEventRecord(e1, s);
+		e = cudaEventSynchronize(e1);
+		if (e)
+			break;
+		float ms = 0;
+		cudaEventElapsedTime(&ms, e0, e1);
+		double f = 2.0 * FMA_CHAINS * FMA_ITERS * (double)blocks * threads / (ms * 1e-3) / 1e12;
+		if (rep && f > best) /* the first is a warm-up */
+			best = f;
+	}
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	cudaFree(out);
+	*tflops = best;
+	return e ? (int)e : (int)cudaGetLastError();
+}
+
 extern "C" int dk_preload(void)
 {
 	struct cudaFuncAttributes a;
-	return (int)cudaFuncGetAttributes(&a, gate_kernel);
+	const void *fns[] = {
+		(const void *)gate_kernel, (const void *)gemm_ref_kernel, (const void *)sample_kernel,
+		(const void *)compare_kernel, (const void *)worst_kernel, (const void *)rowstats_kernel,
+		(const void *)poison32, (const void *)poison16,
+		(const void *)verify_kernel<float>, (const void *)verify_kernel<__half>,
+		(const void *)verify_kernel<__nv_bfloat16>, (const void *)verify_kernel<__nv_fp8_e4m3>,
+		(const void *)fill_kernel<float>, (const void *)fill_kernel<__half>,
+		(const void *)fill_kernel<__nv_bfloat16>, (const void *)fill_kernel<__nv_fp8_e4m3>,
+	};
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		cudaError_t e = cudaFuncGetAttributes(&a, fns[i]);
+		if (e)
+			return (int)e;
+	}
+	return 0;
 }

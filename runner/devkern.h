@@ -2,7 +2,8 @@
  * The runner's own device code (devkern.cu), behind a C interface: input generators and their
  * verification, poison fills, the trusted elementwise/softmax references computed in fp64, and
  * the comparison that turns a candidate's output into error statistics, all on the GPU so
- * that checking a 6 GB output costs milliseconds.
+ * that checking a 6 GB output costs milliseconds; the GEMM reference (tiled SIMT, fp64
+ * accumulation) and a sampled check for the outputs of timed calls. No vendor library here.
  * Every function launches on `stream` and returns a cudaError_t as int (0 = success).
  */
 #ifndef CUTEGEN_RUNNER_DEVKERN_H
@@ -105,11 +106,44 @@ int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, void *scrat
 int dk_gate(volatile int *host_flag, double timeout_s, const void *out, int dtype, int64_t numel,
 	    unsigned long long *host_written, void *stream);
 /* Loads the runner's own kernels now: with lazy module loading, the first launch of a kernel
- * waits for kernels already running, which would deadlock behind a closed gate. */
+ * waits for kernels already running, which would deadlock behind a closed gate; and loading
+ * them all before the process is confined keeps module loading out of the confined part. */
 int dk_preload(void);
 
 /* Writes `bytes` of a buffer larger than L2, so the next kernel starts from a cold cache. */
 int dk_flush_l2(void *buf, size_t bytes, void *stream);
+
+/* A GEMM as the task stores it: C[b][m][n] = sum_k A(b,m,k) B(b,k,n). A is [batch][M][K] (or
+ * [batch][K][M] with a_col), B is [batch or 1][K][N] (or [..][N][K] with b_col). */
+struct dk_gemm {
+	int a_dtype, b_dtype;
+	int64_t batch, m, n, k;
+	int a_col, b_col, b_batched;
+	const void *A, *B;
+};
+/* ref = sum a*b and scale = sum |a||b| over K, accumulated in fp64 and stored as fp32, for
+ * every element of C (batch*M*N each): the reference and the scale of the tolerance. */
+int dk_gemm_ref(const struct dk_gemm *g, float *ref, float *scale, void *stream);
+
+/* The sampled check: the listed flat output positions (host array, at most
+ * DK_MAX_CHECK_SAMPLES) against a reference computed for those positions alone, in fp64 (a
+ * dot product over all of K for a GEMM: g non-NULL, c->kind DK_REF_BUFFER with ref/scale
+ * unused; else the whole-output compare's reference, c as for dk_compare_run). scratch:
+ * dk_scratch_bytes(). Synchronizes the stream. */
+#define DK_MAX_CHECK_SAMPLES 4096
+struct dk_sample_stats {
+	int checked;
+	unsigned long long bad;
+	long long first_bad;      /* flat output index of a bad sample, -1 if none */
+	double got, want, tol;    /* at first_bad */
+};
+int dk_sample_check(const struct dk_gemm *g, const struct dk_compare *c, const long long *idx, int n,
+		    struct dk_sample_stats *out, void *scratch, void *stream);
+
+
+/* The fp32 FMA rate of an FMA loop on every SM (TFLOP/s, best of three runs): the measured
+ * fp32 SIMT peak. Synchronizes the stream. */
+int dk_fma_rate(int sms, double *tflops, void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,24 +1,41 @@
 /*
  * cutegen-runner: evaluates one compiled candidate for one task, in a process of its own, and
  * writes one JSON report. It makes inputs from seeds, runs the candidate on poisoned outputs,
- * checks that the inputs are untouched, compares against trusted references (cuBLASLt for the
- * GEMM family, fp64 device code for the rest), times it with events and a cold L2, cross-checks
- * the event timing with the host clock, re-checks on fresh inputs after timing, and measures the
- * baselines (cuBLASLt, copy bandwidth, GEMM peak) in the same process.
+ * checks that the inputs are untouched, compares against trusted references (fp64 device code
+ * of its own, devkern.cu: no vendor library is linked or loaded here), times it with events and
+ * a cold L2 while verifying the outputs of the timed calls too (poisoned outputs, inputs rotated
+ * over buffer sets and regenerated with a new seed, every output or a sample checked),
+ * cross-checks the event
+ * timing with the host clock, re-checks on fresh inputs after timing, and refuses a time beyond
+ * the limits it is given (implausible). Baselines are measured elsewhere (cutegen-baseline).
+ *
+ * The candidate is confined (confine.h) before it is loaded; the report goes to an inherited
+ * pipe (--report-fd) and carries the nonce the evaluator wrote on stdin, read and closed before
+ * the candidate is loaded (docs/containment.md).
  *
  * A crash, hang or sticky CUDA error in the candidate ends only this process: the evaluator
  * (src/eval/eval.c) reads the last "phase ..." line of stdout to say where it happened.
  * Not for: compiling (src/eval/build.c) or deciding what to try next (the agent).
  *
- *   cutegen-runner --task TASK.json --kernel K.so --out REPORT.json [--device N] [--quick]
- *                  [--no-baseline] [--trials N]
- *   cutegen-runner --task TASK.json --kernel K.so --out REPORT.json --profile
+ *   cutegen-runner --task TASK.json --kernel K.so [--report-fd N] [--device N] [--quick]
+ *                  [--trials N] [--limit-gbps G] [--limit-tflops T]
+ *                  (with --report-fd, the first line of stdin is the nonce; without it, the
+ *                   report is printed on stdout as one line "report {...}", for people)
+ *   cutegen-runner --task TASK.json --kernel K.so --profile
  *                  (one warm-up call, then one call between cudaProfilerStart/Stop, for
  *                   `ncu --profile-from-start off`: only the candidate's kernels are profiled)
  *   cutegen-runner --devices            (JSON list of CUDA devices; exit 3 when none)
+ *   --no-confine: no seccomp filters, for profilers and sanitizers (ncu, compute-sanitizer)
+ *                  whose code in this process talks to their front end; refused with
+ *                  --report-fd, so nothing run this way is a verdict.
+ *   --no-timed-verify (tests only): times as before issue 16, outputs not poisoned nor checked
+ *                  between timed calls, inputs neither rotated nor regenerated, so the red-team
+ *                  tests can show that the implausible check still stops a kernel that skips
+ *                  its work when timed.
  */
-#include "blas.h"
+#include "confine.h"
 #include "devkern.h"
+#include "limits.h"
 #include "common/task.h"
 #include "common/verdict.h"
 #include "util/strbuf.h"
@@ -27,7 +44,10 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cutegen/kernel_abi.h>
+#include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,8 +56,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RUNNER_REPORT_VERSION 1
+#define RUNNER_REPORT_VERSION 2
 #define MAX_TRIALS 200
+#define MAX_SETS 3          /* input buffer sets timed calls rotate over */
+#define FULL_CHECKED 3      /* timed calls whose whole output is checked (GEMM; others: all) */
+#define RANDOM_SAMPLES 256  /* positions checked of every other timed GEMM call */
+#define NONCE_MAX 64
 
 struct tensor {
 	struct tensor_spec spec;
@@ -47,6 +71,7 @@ struct tensor {
 	int64_t rows, cols;   /* last two dims */
 	int64_t shape[TASK_MAX_DIMS + 1], strides[TASK_MAX_DIMS + 1];
 	struct dk_fill fill;
+	void *set[MAX_SETS];  /* inputs: the buffers timed calls rotate over (set[0] = d) */
 };
 
 struct timing {
@@ -56,8 +81,14 @@ struct timing {
 
 struct ctx {
 	struct task *t;
-	const char *task_path, *kernel_path, *out_path;
-	int device, quick, no_baseline, trials_override, profile;
+	const char *task_path, *kernel_path;
+	int device, quick, trials_override, profile, no_timed_verify, no_confine;
+	int report_fd;             /* -1: print the report on stdout */
+	char nonce[NONCE_MAX + 1];
+	double limit_gbps, limit_tflops; /* 0 = none given */
+	int nsets;                 /* input sets timed calls rotate over */
+	uint64_t rng;              /* host PRNG: timed calls' input seeds, sampled positions */
+	struct gate_mem *gate;
 
 	struct tensor tens[TASK_MAX_TENSORS];
 	int ntens, n_in, n_out;
@@ -77,10 +108,8 @@ struct ctx {
 
 	/* GEMM family references */
 	int gemm_like;
-	struct gemm_desc gd;
+	struct dk_gemm gd;   /* A and B point at the current input set */
 	float *ref, *scale;
-	void *ref_a, *ref_b, *abs_a, *abs_b; /* widened (fp8) and absolute operands */
-	struct blas_plan *ref_plan, *scale_plan;
 	double *rowstat;
 
 	json_t *report, *checks;
@@ -139,26 +168,76 @@ static DLDataType dl_type(enum dtype d)
 
 /* ---- set-up ---------------------------------------------------------------------------- */
 
+/* The report, once: to the report pipe (then closed), or as one "report {...}" line on
+ * stdout when no pipe was given. */
 static int write_report(struct ctx *c)
 {
 	json_object_set_new(c->report, "verdict", json_string(verdict_name(c->verdict)));
 	json_object_set_new(c->report, "message", json_string(c->message.buf));
 	json_object_set_new(c->report, "runner_s", json_real(wall_s() - c->t_start));
-	char *text = json_dumps(c->report, JSON_INDENT(1) | JSON_SORT_KEYS);
-	char *tmp = xasprintf("%s.tmp", c->out_path);
-	FILE *f = fopen(tmp, "w");
-	int rc = -1;
-	if (f) {
-		fputs(text, f);
-		fputc('\n', f);
-		if (fclose(f) == 0 && rename(tmp, c->out_path) == 0)
-			rc = 0;
+	if (c->nonce[0])
+		json_object_set_new(c->report, "nonce", json_string(c->nonce));
+	char *text = json_dumps(c->report, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc = 0;
+	if (c->report_fd < 0) {
+		printf("report %s\n", text);
+		rc = fflush(stdout) ? -1 : 0;
+	} else {
+		size_t len = strlen(text), off = 0;
+		while (off < len) {
+			ssize_t w = write(c->report_fd, text + off, len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				rc = -1;
+				break;
+			}
+			off += (size_t)w;
+		}
+		if (close(c->report_fd))
+			rc = -1;
+		c->report_fd = -1;
 	}
 	if (rc)
-		fprintf(stderr, "cutegen-runner: cannot write the report '%s'\n", c->out_path);
-	free(tmp);
+		fprintf(stderr, "cutegen-runner: cannot write the report\n");
 	free(text);
 	return rc;
+}
+
+/* The evaluator's nonce: one line of at most NONCE_MAX hex digits on stdin, which is then
+ * closed (replaced by /dev/null) so that nothing loaded later can read it there. */
+static int read_nonce(struct ctx *c)
+{
+	char buf[NONCE_MAX + 2];
+	size_t n = 0;
+	while (n < sizeof(buf)) {
+		ssize_t r = read(0, buf + n, sizeof(buf) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	int devnull = open("/dev/null", O_RDONLY);
+	if (devnull < 0 || dup2(devnull, 0) < 0) {
+		fail(c, VERDICT_RUNNER_ERROR, "cannot close stdin");
+		return -1;
+	}
+	close(devnull);
+	size_t len = 0;
+	while (len < n && isxdigit((unsigned char)buf[len]))
+		len++;
+	if (len < 16 || len > NONCE_MAX || len >= n || buf[len] != '\n') {
+		fail(c, VERDICT_RUNNER_ERROR, "no nonce on stdin (with --report-fd, the first line of stdin must be "
+		     "16 to %d hex digits)", NONCE_MAX);
+		return -1;
+	}
+	memcpy(c->nonce, buf, len);
+	c->nonce[len] = '\0';
+	explicit_bzero(buf, sizeof(buf));
+	return 0;
 }
 
 static int cuda_ok(struct ctx *c, cudaError_t e, const char *what)
@@ -220,6 +299,20 @@ static void build_dl(struct ctx *c, DLTensor *ins, DLTensor *outs)
 	}
 }
 
+/* The first vendor library (cuBLAS, cuBLASLt, cuDNN) mapped into this process, or NULL. */
+static const char *vendor_mapped(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	const char *found = NULL;
+	if (!f)
+		return NULL;
+	while (!found && fgets(buf, (int)len, f))
+		if (strstr(buf, "libcublas") || strstr(buf, "libcudnn"))
+			found = strrchr(buf, ' ') ? strrchr(buf, ' ') + 1 : buf;
+	fclose(f);
+	return found;
+}
+
 static int load_kernel(struct ctx *c)
 {
 	c->so = dlopen(c->kernel_path, RTLD_NOW | RTLD_LOCAL);
@@ -231,6 +324,19 @@ static int load_kernel(struct ctx *c)
 	c->launch = (cutegen_launch_fn)dlsym(c->so, "cutegen_launch");
 	if (!c->launch) {
 		fail(c, VERDICT_ABI_ERROR, "the kernel exports no 'cutegen_launch' (declare it with CUTEGEN_KERNEL)");
+		return -1;
+	}
+	char line[512];
+	const char *lib = vendor_mapped(line, sizeof(line));
+	if (lib) {
+		line[strcspn(line, "\n")] = '\0';
+		fail(c, VERDICT_POLICY, "loading the kernel brought a vendor library into the process (%s): "
+		     "kernels must not use cuBLAS, cuBLASLt or cuDNN", lib);
+		return -1;
+	}
+	char cerr[256];
+	if (!c->no_confine && confine_no_new_exec(cerr, sizeof(cerr))) {
+		fail(c, VERDICT_RUNNER_ERROR, "cannot forbid new executable memory: %s", cerr);
 		return -1;
 	}
 	if (!ver || *ver != CUTEGEN_ABI_VERSION) {
@@ -387,15 +493,18 @@ static void tolerances(struct ctx *c, enum dist dist, struct dk_compare *cmp)
 	cmp->eps_scale = tol.eps_scale;
 }
 
+static struct tensor *gemm_b_tensor(struct ctx *c)
+{
+	return find_tensor(c, c->t->op == OP_MATVEC ? "x" : "B");
+}
+
 static int setup_gemm_refs(struct ctx *c)
 {
 	const struct task *t = c->t;
-	struct tensor *A = find_tensor(c, "A");
-	struct tensor *B = find_tensor(c, t->op == OP_MATVEC ? "x" : "B");
-	struct tensor *C = output(c);
+	struct tensor *A = find_tensor(c, "A"), *B = gemm_b_tensor(c), *C = output(c);
 	if (!A || !B)
 		BUG("gemm task without A/B");
-	struct gemm_desc *d = &c->gd;
+	struct dk_gemm *d = &c->gd;
 	memset(d, 0, sizeof(*d));
 	d->batch = t->batch > 0 ? t->batch : 1;
 	d->m = t->m;
@@ -404,36 +513,11 @@ static int setup_gemm_refs(struct ctx *c)
 	d->a_col = t->op == OP_GEMM && t->a_layout == LAYOUT_COL;
 	d->b_col = t->op == OP_GEMM && t->b_layout == LAYOUT_COL;
 	d->b_batched = d->batch > 1 && B->numel == d->batch * d->k * d->n;
-	d->alpha = 1.0f;
-	d->out_dtype = DK_FP32;
-	int wide = t->in_dtype == DT_FP8_E4M3 ? DK_BF16 : dk_of(t->in_dtype);
-	d->a_dtype = d->b_dtype = wide;
-	d->compute = t->in_dtype == DT_FP32 ? BLAS_FP32_PEDANTIC : BLAS_FP32;
-	size_t esz = wide == DK_FP32 ? 4 : 2;
+	d->a_dtype = d->b_dtype = dk_of(t->in_dtype);
 	size_t cn = (size_t)C->numel;
 	if (!cuda_ok(c, cudaMalloc((void **)&c->ref, cn * 4), "allocating the reference") ||
-	    !cuda_ok(c, cudaMalloc((void **)&c->scale, cn * 4), "allocating the reference") ||
-	    !cuda_ok(c, cudaMalloc(&c->abs_a, (size_t)A->numel * esz), "allocating the reference") ||
-	    !cuda_ok(c, cudaMalloc(&c->abs_b, (size_t)B->numel * esz), "allocating the reference"))
+	    !cuda_ok(c, cudaMalloc((void **)&c->scale, cn * 4), "allocating the reference"))
 		return -1;
-	c->ref_a = A->d;
-	c->ref_b = B->d;
-	if (t->in_dtype == DT_FP8_E4M3) {
-		if (!cuda_ok(c, cudaMalloc(&c->ref_a, (size_t)A->numel * 2), "allocating the reference") ||
-		    !cuda_ok(c, cudaMalloc(&c->ref_b, (size_t)B->numel * 2), "allocating the reference"))
-			return -1;
-	}
-	char err[256];
-	c->ref_plan = blas_plan_new(d, c->ref_a, c->ref_b, c->ref, 0, c->s, err, sizeof(err));
-	if (!c->ref_plan) {
-		fail(c, VERDICT_RUNNER_ERROR, "cannot build the cuBLASLt reference: %s", err);
-		return -1;
-	}
-	c->scale_plan = blas_plan_new(d, c->abs_a, c->abs_b, c->scale, 0, c->s, err, sizeof(err));
-	if (!c->scale_plan) {
-		fail(c, VERDICT_RUNNER_ERROR, "cannot build the cuBLASLt scale GEMM: %s", err);
-		return -1;
-	}
 	return 0;
 }
 
@@ -441,27 +525,10 @@ static int compute_reference(struct ctx *c)
 {
 	const struct task *t = c->t;
 	if (c->gemm_like) {
-		struct tensor *A = find_tensor(c, "A");
-		struct tensor *B = find_tensor(c, t->op == OP_MATVEC ? "x" : "B");
-		int wide = c->gd.a_dtype, src = dk_of(t->in_dtype);
-		int e = 0;
-		if (t->in_dtype == DT_FP8_E4M3) {
-			e = dk_convert(c->ref_a, wide, A->d, src, A->numel, 0, c->s);
-			if (!e)
-				e = dk_convert(c->ref_b, wide, B->d, src, B->numel, 0, c->s);
-		}
-		if (!e)
-			e = dk_convert(c->abs_a, wide, A->d, src, A->numel, 1, c->s);
-		if (!e)
-			e = dk_convert(c->abs_b, wide, B->d, src, B->numel, 1, c->s);
-		if (!e)
-			e = blas_plan_run(c->ref_plan, c->s);
-		if (!e)
-			e = blas_plan_run(c->scale_plan, c->s);
-		if (e) {
-			fail(c, VERDICT_RUNNER_ERROR, "the cuBLASLt reference failed (status %d)", e);
+		c->gd.A = find_tensor(c, "A")->d;
+		c->gd.B = gemm_b_tensor(c)->d;
+		if (!cuda_ok(c, (cudaError_t)dk_gemm_ref(&c->gd, c->ref, c->scale, c->s), "the GEMM reference"))
 			return -1;
-		}
 	} else if (t->op == OP_SOFTMAX || t->op == OP_LOG_SOFTMAX) {
 		struct tensor *x = first_input(c);
 		if (!cuda_ok(c, (cudaError_t)dk_softmax_rowstats(c->rowstat, x->d, dk_of(x->spec.dtype), x->numel / x->cols,
@@ -701,11 +768,8 @@ struct gate_mem {
 
 static int check_stream_escape(struct ctx *c, json_t *note)
 {
-	struct gate_mem *g = NULL;
+	struct gate_mem *g = c->gate; /* allocated and its kernel loaded before confinement */
 	int rc = -1;
-	if (!cuda_ok(c, cudaHostAlloc((void **)&g, sizeof(*g), cudaHostAllocMapped), "allocating the gate") ||
-	    !cuda_ok(c, (cudaError_t)dk_preload(), "loading the runner's kernels"))
-		goto out;
 	if (fill_inputs(c, DIST_UNIFORM, 7) || call_candidate(c) || sync_candidate(c) ||
 	    fill_inputs(c, DIST_UNIFORM, 7))
 		goto out;
@@ -730,11 +794,8 @@ static int check_stream_escape(struct ctx *c, json_t *note)
 	}
 	rc = 0;
 out:
-	if (g) {
-		g->flag = 1;
-		cudaStreamSynchronize(c->s);
-		cudaFreeHost(g);
-	}
+	g->flag = 1;
+	cudaStreamSynchronize(c->s);
 	return rc;
 }
 
@@ -772,36 +833,187 @@ static int check_once(struct ctx *c, enum dist dist, int seed, const char *label
 
 /* ---- timing ---------------------------------------------------------------------------- */
 
-typedef int (*launch_fn)(struct ctx *c, void *arg);
-
-static int launch_candidate_cb(struct ctx *c, void *arg)
-{
-	(void)arg;
-	return call_candidate(c);
-}
-
-static int launch_blas_cb(struct ctx *c, void *arg)
-{
-	int e = blas_plan_run(arg, c->s);
-	if (e)
-		fail(c, VERDICT_RUNNER_ERROR, "the cuBLASLt baseline failed (status %d)", e);
-	return e ? -1 : 0;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* Event timing with a cold L2 before each trial; median and spread. */
-static int time_it(struct ctx *c, launch_fn fn, void *arg, struct timing *tm)
+/* xorshift64*: positions and values the candidate cannot predict (seeded from getrandom) */
+static uint64_t rng_next(struct ctx *c)
 {
-	cudaEvent_t ev[2 * MAX_TRIALS];
+	uint64_t x = c->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	c->rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+static int64_t rng_below(struct ctx *c, int64_t n)
+{
+	return n > 0 ? (int64_t)(rng_next(c) % (uint64_t)n) : 0;
+}
+
+/* Points every input at buffer set k. */
+static void use_set(struct ctx *c, int k)
+{
+	for (int i = 0; i < c->ntens; i++)
+		if (!c->tens[i].spec.is_output)
+			c->tens[i].d = c->tens[i].set[k];
+}
+
+/*
+ * The input sets timed calls rotate over: up to MAX_SETS, while they take at most half of the
+ * free memory (huge tensors get fewer; every timed call's inputs are regenerated anyway).
+ * Allocated before the candidate is loaded.
+ */
+static void alloc_sets(struct ctx *c)
+{
+	size_t in_bytes = 0, fr = 0, tot = 0;
+	for (int i = 0; i < c->ntens; i++)
+		if (!c->tens[i].spec.is_output) {
+			c->tens[i].set[0] = c->tens[i].d;
+			in_bytes += c->tens[i].bytes;
+		}
+	c->nsets = 1;
+	if (c->no_timed_verify || cudaMemGetInfo(&fr, &tot))
+		return;
+	for (int k = 1; k < MAX_SETS && in_bytes * (size_t)k <= fr / 2; k++) {
+		int ok = 1;
+		for (int i = 0; i < c->ntens && ok; i++) {
+			struct tensor *x = &c->tens[i];
+			if (!x->spec.is_output && cudaMalloc(&x->set[k], x->bytes)) {
+				cudaGetLastError();
+				x->set[k] = NULL;
+				ok = 0;
+			}
+		}
+		if (!ok) {
+			for (int i = 0; i < c->ntens; i++)
+				if (c->tens[i].set[k]) {
+					cudaFree(c->tens[i].set[k]);
+					c->tens[i].set[k] = NULL;
+				}
+			break;
+		}
+		c->nsets = k + 1;
+	}
+}
+
+/* Fills set k with the timed calls' inputs: uniform, a seed per set. */
+static int fill_sets(struct ctx *c)
+{
+	for (int k = 0; k < c->nsets; k++) {
+		use_set(c, k);
+		for (int i = 0; i < c->ntens; i++) {
+			struct tensor *x = &c->tens[i];
+			if (x->spec.is_output)
+				continue;
+			set_fill(c, x, i, DIST_UNIFORM, 100 + k);
+			if (!cuda_ok(c, (cudaError_t)dk_fill(x->d, &x->fill, c->s), "generating inputs"))
+				return -1;
+		}
+	}
+	use_set(c, 0);
+	return cuda_ok(c, cudaStreamSynchronize(c->s), "generating inputs") ? 0 : -1;
+}
+
+/* Fresh inputs for a timed call: every input of the current set regenerated from a seed drawn
+ * now (uniform, as the timed calls have always had), so nothing of an earlier call is reusable:
+ * not its result, not a part of it for the inputs that did not change. */
+static int regenerate_inputs(struct ctx *c)
+{
+	int seed = (int)(rng_next(c) >> 34) + 1000000;
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		if (x->spec.is_output)
+			continue;
+		set_fill(c, x, i, DIST_UNIFORM, seed);
+		if (!cuda_ok(c, (cudaError_t)dk_fill(x->d, &x->fill, c->s), "generating inputs"))
+			return -1;
+	}
+	return 0;
+}
+
+struct timed_stats {
+	int full, sampled;
+	long long samples;
+};
+
+/* The outputs of timed call `trial` against the inputs it was given: the whole output (every
+ * call of a memory-bound op, the first FULL_CHECKED calls of a GEMM), else RANDOM_SAMPLES
+ * positions drawn now, after the call, each checked against an fp64 dot product. 0 = right. */
+static int verify_timed(struct ctx *c, int trial, int trials, struct timed_stats *ts)
+{
+	struct dk_compare cmp;
+	fill_compare(c, DIST_UNIFORM, &cmp);
+	char at[96];
+	if (!c->gemm_like || trial < FULL_CHECKED) {
+		struct dk_stats st;
+		if (compute_reference(c) ||
+		    !cuda_ok(c, (cudaError_t)dk_compare_run(&cmp, &st, c->scratch, c->s), "checking a timed call"))
+			return -1;
+		ts->full++;
+		if (!st.bad)
+			return 0;
+		struct strbuf summary = STRBUF_INIT;
+		json_t *o = stats_json(c, &st, DIST_UNIFORM, 100 + trial % c->nsets, &cmp, &summary);
+		json_object_set_new(o, "when", json_sprintf("timed call %d", trial));
+		json_array_append_new(c->checks, o);
+		fail(c, VERDICT_TIMING_MISMATCH, "timed call %d of %d gave a wrong output (%s), although the checked "
+		     "calls were right: outputs of timed calls are checked too, on inputs that change "
+		     "between calls; a kernel that skips or replays its work when timed fails here",
+		     trial + 1, trials, summary.buf);
+		strbuf_release(&summary);
+		return -1;
+	}
+	long long idx[DK_MAX_CHECK_SAMPLES];
+	int n = 0;
+	int64_t total = output(c)->numel;
+	for (int i = 0; i < RANDOM_SAMPLES && n < DK_MAX_CHECK_SAMPLES; i++)
+		idx[n++] = rng_below(c, total);
+	c->gd.A = find_tensor(c, "A")->d;
+	c->gd.B = gemm_b_tensor(c)->d;
+	struct dk_sample_stats ss;
+	if (!cuda_ok(c, (cudaError_t)dk_sample_check(&c->gd, &cmp, idx, n, &ss, c->scratch, c->s),
+		     "checking a timed call"))
+		return -1;
+	ts->sampled++;
+	ts->samples += n;
+	if (!ss.bad)
+		return 0;
+	coords(c, ss.first_bad, at, sizeof(at));
+	json_t *o = json_object();
+	json_object_set_new(o, "when", json_sprintf("timed call %d", trial));
+	json_object_set_new(o, "ok", json_false());
+	json_object_set_new(o, "checked", json_integer(ss.checked));
+	json_object_set_new(o, "bad", json_integer((json_int_t)ss.bad));
+	json_array_append_new(c->checks, o);
+	fail(c, VERDICT_TIMING_MISMATCH, "timed call %d of %d gave a wrong output (%llu of %d sampled elements "
+	     "wrong; at %s got %g, want %g within %g), although the checked calls were right: outputs "
+	     "of timed calls are checked too, on inputs that change between calls; a kernel that "
+	     "skips or replays its work when timed fails here", trial + 1, trials, ss.bad, ss.checked,
+	     at, ss.got, ss.want, ss.tol);
+	return -1;
+}
+
+/*
+ * Event timing of the candidate with a cold L2 before each trial; median and spread. Before
+ * each timed call, outside the events (like the L2 flush): the next input set, regenerated in
+ * full from a new seed, outputs poisoned; after it, the outputs verified. The events bracket
+ * the candidate's call alone, as before; what the rest costs is reported as overhead per
+ * trial (the regeneration also on its own, timed by events of its own).
+ */
+static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
+{
+	static cudaEvent_t ev[2 * MAX_TRIALS], rg[2 * MAX_TRIALS];
 	double ms[MAX_TRIALS];
+	struct timed_stats ts = { 0, 0, 0 };
 	memset(tm, 0, sizeof(*tm));
+	struct tensor *out = output(c);
 	for (int i = 0; i < 3; i++) /* warm-up */
-		if (fn(c, arg))
+		if (call_candidate(c))
 			return -1;
 	if (sync_candidate(c))
 		return -1;
@@ -809,7 +1021,7 @@ static int time_it(struct ctx *c, launch_fn fn, void *arg, struct timing *tm)
 		cudaEventCreate(&ev[i]);
 	dk_flush_l2(c->flush_buf, c->flush_bytes, c->s);
 	cudaEventRecord(ev[0], c->s);
-	if (fn(c, arg))
+	if (call_candidate(c))
 		return -1;
 	cudaEventRecord(ev[1], c->s);
 	if (sync_candidate(c))
@@ -822,24 +1034,48 @@ static int time_it(struct ctx *c, launch_fn fn, void *arg, struct timing *tm)
 		trials = MAX_TRIALS;
 	for (int i = 2; i < 2 * trials; i++)
 		cudaEventCreate(&ev[i]);
+	for (int i = 0; i < 2 * trials; i++)
+		cudaEventCreate(&rg[i]);
+	double t_loop = wall_s();
 	for (int i = 0; i < trials; i++) {
+		if (!c->no_timed_verify) {
+			use_set(c, i % c->nsets);
+			cudaEventRecord(rg[2 * i], c->s);
+			if (regenerate_inputs(c))
+				return -1;
+			cudaEventRecord(rg[2 * i + 1], c->s);
+			if (!cuda_ok(c, (cudaError_t)dk_poison(out->d, dk_of(out->spec.dtype), out->numel, c->s),
+				     "poisoning outputs"))
+				return -1;
+		}
 		dk_flush_l2(c->flush_buf, c->flush_bytes, c->s);
 		cudaEventRecord(ev[2 * i], c->s);
-		if (fn(c, arg))
+		if (call_candidate(c))
 			return -1;
 		cudaEventRecord(ev[2 * i + 1], c->s);
+		if (c->no_timed_verify)
+			continue;
+		if (sync_candidate(c) || verify_timed(c, i, trials, &ts))
+			return -1;
 	}
 	if (sync_candidate(c))
 		return -1;
-	double sum = 0;
+	double loop_ms = (wall_s() - t_loop) * 1e3;
+	use_set(c, 0);
+	double sum = 0, regen_ms = 0;
 	for (int i = 0; i < trials; i++) {
-		float f = 0;
+		float f = 0, r = 0;
 		cudaEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]);
 		ms[i] = f;
 		sum += f;
+		if (!c->no_timed_verify && cudaEventElapsedTime(&r, rg[2 * i], rg[2 * i + 1]) == cudaSuccess)
+			regen_ms += r / trials;
 	}
-	for (int i = 0; i < 2 * trials; i++)
+	cudaGetLastError();
+	for (int i = 0; i < 2 * trials; i++) {
 		cudaEventDestroy(ev[i]);
+		cudaEventDestroy(rg[i]);
+	}
 	qsort(ms, (size_t)trials, sizeof(double), cmp_double);
 	tm->trials = trials;
 	tm->median_ms = trials % 2 ? ms[trials / 2] : 0.5 * (ms[trials / 2 - 1] + ms[trials / 2]);
@@ -847,6 +1083,16 @@ static int time_it(struct ctx *c, launch_fn fn, void *arg, struct timing *tm)
 	tm->p90_ms = ms[trials - 1 - trials / 10];
 	tm->min_ms = ms[0];
 	tm->mean_ms = sum / trials;
+	json_t *v = json_object();
+	json_object_set_new(v, "enabled", json_boolean(!c->no_timed_verify));
+	json_object_set_new(v, "input_sets", json_integer(c->nsets));
+	json_object_set_new(v, "inputs_regenerated", json_boolean(!c->no_timed_verify));
+	json_object_set_new(v, "regenerate_ms_per_trial", json_real(regen_ms));
+	json_object_set_new(v, "full_checks", json_integer(ts.full));
+	json_object_set_new(v, "sampled_checks", json_integer(ts.sampled));
+	json_object_set_new(v, "samples", json_integer(ts.samples));
+	json_object_set_new(v, "overhead_ms_per_trial", json_real(loop_ms / trials - tm->mean_ms));
+	json_object_set_new(tj, "timed_calls", v);
 	return 0;
 }
 
@@ -928,155 +1174,46 @@ static int cross_check(struct ctx *c, double event_ms_hint, json_t *timing)
 	return 0;
 }
 
-/* ---- baselines -------------------------------------------------------------------------- */
 
-static double copy_bandwidth_gbps(struct ctx *c)
-{
-	size_t bytes = (size_t)1 << 30;
-	void *a = NULL, *b = NULL;
-	if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes)) {
-		cudaFree(a);
-		cudaGetLastError();
-		return -1;
-	}
-	cudaMemsetAsync(a, 1, bytes, c->s);
-	double best[10];
-	cudaEvent_t e0, e1;
-	cudaEventCreate(&e0);
-	cudaEventCreate(&e1);
-	int n = c->quick ? 5 : 10;
-	for (int i = 0; i < n; i++) {
-		cudaEventRecord(e0, c->s);
-		cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, c->s);
-		cudaEventRecord(e1, c->s);
-		cudaEventSynchronize(e1);
-		float ms = 0;
-		cudaEventElapsedTime(&ms, e0, e1);
-		best[i] = ms;
-	}
-	cudaEventDestroy(e0);
-	cudaEventDestroy(e1);
-	cudaFree(a);
-	cudaFree(b);
-	qsort(best, (size_t)n, sizeof(double), cmp_double);
-	return 2.0 * (double)bytes / (best[n / 2] * 1e-3) / 1e9;
-}
+/* ---- plausibility ----------------------------------------------------------------------- */
 
-static enum blas_compute baseline_compute(const struct task *t)
+/*
+ * A time beyond what the GPU can do is a measurement the candidate bent, never a result:
+ * the bytes the op must move to or from DRAM over the time against --limit-gbps, its useful
+ * FLOPs (the task model's count: triangular and masked GEMMs count their work) against
+ * --limit-tflops. The evaluator computes both limits from the baseline process and applies
+ * the same check to this report: its check is the one that counts. Without them (a person
+ * running the runner, `cutegen eval --no-baseline`) the GPU's own figures bound it.
+ */
+static void plausibility(struct ctx *c, double ms, json_t *metrics)
 {
-	return t->precision == PREC_TF32 ? BLAS_TF32 : BLAS_FP32;
-}
-
-/* The GEMM rate of cuBLASLt on a large square problem of the task's types: the compute roof. */
-static double peak_tflops(struct ctx *c, json_t *base)
-{
-	const struct task *t = c->t;
-	int64_t n = t->in_dtype == DT_FP32 ? 4096 : 8192;
-	struct gemm_desc d;
-	memset(&d, 0, sizeof(d));
-	d.a_dtype = d.b_dtype = dk_of(t->in_dtype);
-	d.out_dtype = dk_of(t->out_dtype);
-	d.compute = baseline_compute(t);
-	d.batch = 1;
-	d.m = d.n = d.k = n;
-	d.b_col = t->in_dtype == DT_FP8_E4M3; /* cuBLASLt's fp8 path wants K-major B */
-	d.alpha = 1;
-	size_t isz = (size_t)dtype_size(t->in_dtype), osz = (size_t)dtype_size(t->out_dtype);
-	void *A = NULL, *B = NULL, *C = NULL;
-	double tf = -1;
-	if (cudaMalloc(&A, (size_t)(n * n) * isz) || cudaMalloc(&B, (size_t)(n * n) * isz) ||
-	    cudaMalloc(&C, (size_t)(n * n) * osz))
-		goto out;
-	struct dk_fill f;
-	memset(&f, 0, sizeof(f));
-	f.dtype = dk_of(t->in_dtype);
-	f.dist = DIST_NORMAL;
-	f.numel = n * n;
-	f.rows = f.cols = n;
-	f.seed = 77;
-	dk_fill(A, &f, c->s);
-	f.seed = 78;
-	dk_fill(B, &f, c->s);
-	char err[256];
-	struct blas_plan *p = blas_plan_new(&d, A, B, C, 1, c->s, err, sizeof(err));
-	if (!p) {
-		json_object_set_new(base, "peak_error", json_string(err));
-		goto out;
+	if (!(c->limit_gbps > 0) || !(c->limit_tflops > 0)) {
+		int clk = 0, mclk = 0, bus = 0;
+		cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, c->device);
+		cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, c->device);
+		cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, c->device);
+		if (!(c->limit_gbps > 0) && mclk > 0 && bus > 0)
+			c->limit_gbps = 1.05 * limits_dram_gbps(mclk, bus);
+		if (!(c->limit_tflops > 0) && clk > 0)
+			c->limit_tflops = 1.05 * limits_peak_tflops(c->prop.major, c->prop.multiProcessorCount,
+								     clk, c->t->precision);
 	}
-	struct timing tm;
-	int q = c->quick;
-	c->quick = 1;
-	if (time_it(c, launch_blas_cb, p, &tm) == 0)
-		tf = 2.0 * (double)n * (double)n * (double)n / (tm.median_ms * 1e-3) / 1e12;
-	c->quick = q;
-	json_object_set_new(base, "peak_gemm", json_sprintf("cuBLASLt %lld^3 %s", (long long)n, dtype_name(t->in_dtype)));
-	blas_plan_free(p);
-out:
-	cudaFree(A);
-	cudaFree(B);
-	cudaFree(C);
-	cudaGetLastError();
-	return tf;
-}
-
-static void baselines(struct ctx *c, double kernel_ms, json_t *metrics)
-{
-	const struct task *t = c->t;
-	json_t *base = json_object();
-	double flops = task_flops(t), bytes = task_min_bytes(t);
-	double gbps = c->no_baseline ? -1 : copy_bandwidth_gbps(c);
-	double t_mem = gbps > 0 ? bytes / (gbps * 1e9) * 1e3 : -1;
-	json_object_set_new(base, "copy_gbps", json_real(gbps));
-	double t_roof = t_mem;
-	if (c->gemm_like && !c->no_baseline) {
-		double peak = peak_tflops(c, base);
-		json_object_set_new(base, "peak_tflops", json_real(peak));
-		if (peak > 0)
-			t_roof = fmax(t_roof, flops / (peak * 1e12) * 1e3);
-		/* cuBLASLt on this very task, its types and epilogue */
-		struct gemm_desc d = c->gd;
-		d.a_dtype = d.b_dtype = dk_of(t->in_dtype);
-		d.out_dtype = dk_of(t->out_dtype);
-		d.compute = baseline_compute(t);
-		d.alpha = (float)(t->op == OP_GEMM ? t->alpha : 1.0);
-		struct tensor *bias = t->epi_bias ? find_tensor(c, "bias") : NULL;
-		d.bias = bias ? bias->d : NULL;
-		d.bias_dtype = bias ? dk_of(bias->spec.dtype) : 0;
-		d.epi_act = t->epi_act == ACT_GELU_ERF ? ACT_GELU_TANH : t->epi_act;
-		struct tensor *A = find_tensor(c, "A"), *B = find_tensor(c, t->op == OP_MATVEC ? "x" : "B");
-		void *Cb = NULL;
-		char err[256];
-		struct blas_plan *p = NULL;
-		if (!cudaMalloc(&Cb, output(c)->bytes))
-			p = blas_plan_new(&d, A->d, B->d, Cb, 1, c->s, err, sizeof(err));
-		else
-			snprintf(err, sizeof(err), "no memory for the baseline's output");
-		if (p) {
-			struct timing tm;
-			if (time_it(c, launch_blas_cb, p, &tm) == 0) {
-				json_t *b = timing_json(&tm);
-				json_object_set_new(b, "kind", json_string("cublaslt"));
-				json_object_set_new(b, "algo", json_string(blas_plan_describe(p)));
-				json_object_set_new(b, "tflops", json_real(flops / (tm.median_ms * 1e-3) / 1e12));
-				json_object_set_new(base, "cublaslt", b);
-				json_object_set_new(metrics, "speedup_vs_cublas", json_real(tm.median_ms / kernel_ms));
-				json_object_set_new(metrics, "speedup_vs_baseline", json_real(tm.median_ms / kernel_ms));
-			}
-			blas_plan_free(p);
-		} else {
-			json_object_set_new(base, "cublaslt_error", json_string(err));
-		}
-		cudaFree(Cb);
-		cudaGetLastError();
-	} else if (t_mem > 0) {
-		json_object_set_new(metrics, "speedup_vs_baseline", json_real(t_mem / kernel_ms));
-	}
-	json_object_set_new(base, "kind", json_string(c->gemm_like ? "cublaslt" : "copy_roofline"));
-	json_object_set_new(c->report, "baseline", base);
-	if (t_roof > 0) {
-		json_object_set_new(metrics, "roofline_ms", json_real(t_roof));
-		json_object_set_new(metrics, "roofline_fraction", json_real(t_roof / kernel_ms));
-	}
+	json_t *lim = json_object();
+	json_object_set_new(lim, "gbps", json_real(c->limit_gbps));
+	json_object_set_new(lim, "tflops", json_real(c->limit_tflops));
+	json_object_set_new(metrics, "limits", lim);
+	double bytes = task_dram_bytes(c->t, (double)c->prop.l2CacheSize), flops = task_flops(c->t);
+	double gbps = bytes / (ms * 1e-3) / 1e9, tflops = flops / (ms * 1e-3) / 1e12;
+	json_object_set_new(metrics, "dram_bytes", json_real(bytes));
+	if (c->limit_gbps > 0 && gbps > c->limit_gbps)
+		fail(c, VERDICT_IMPLAUSIBLE, "%.4f ms means moving %.0f MB at %.0f GB/s, beyond the limit of %.0f GB/s "
+		     "(the GPU's copy roofline or DRAM bandwidth, plus 5%%): no kernel can; its time was bent "
+		     "(work skipped or moved out of the timed calls)", ms, bytes / 1e6, gbps, c->limit_gbps);
+	else if (c->limit_tflops > 0 && tflops > c->limit_tflops)
+		fail(c, VERDICT_IMPLAUSIBLE, "%.4f ms means %.1f TFLOP/s of %s work, beyond the limit of %.1f TFLOP/s "
+		     "(the compute peak of this precision on this GPU, plus 5%%): no kernel can; its time "
+		     "was bent (work skipped or moved out of the timed calls)", ms, tflops,
+		     precision_name(c->t->precision), c->limit_tflops);
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
@@ -1134,9 +1271,22 @@ static int list_devices(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cutegen-runner --task TASK.json --kernel K.so --out REPORT.json "
-		"[--device N] [--quick] [--no-baseline] [--trials N] [--profile]\n"
+	fprintf(stderr, "usage: cutegen-runner --task TASK.json --kernel K.so [--report-fd N] [--device N] "
+		"[--quick] [--trials N] [--limit-gbps G] [--limit-tflops T] [--profile]\n"
 		"       cutegen-runner --devices\n");
+}
+
+/* Seeds the host PRNG from the kernel's random source (before confinement; getrandom
+ * stays allowed anyway). */
+static void seed_rng(struct ctx *c)
+{
+	uint64_t v = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		v = (uint64_t)(wall_s() * 1e9) ^ ((uint64_t)getpid() << 32);
+	if (fd >= 0)
+		close(fd);
+	c->rng = v ? v : 0x9E3779B97F4A7C15ull;
 }
 
 int main(int argc, char **argv)
@@ -1144,6 +1294,7 @@ int main(int argc, char **argv)
 	struct ctx c;
 	memset(&c, 0, sizeof(c));
 	c.verdict = VERDICT_PASS;
+	c.report_fd = -1;
 	strbuf_init(&c.message, 0);
 	c.t_start = wall_s();
 	for (int i = 1; i < argc; i++) {
@@ -1153,27 +1304,42 @@ int main(int argc, char **argv)
 			return list_devices();
 		else if (!strcmp(a, "--quick"))
 			c.quick = 1;
-		else if (!strcmp(a, "--no-baseline"))
-			c.no_baseline = 1;
 		else if (!strcmp(a, "--profile"))
 			c.profile = 1;
+		else if (!strcmp(a, "--no-timed-verify"))
+			c.no_timed_verify = 1;
+		else if (!strcmp(a, "--no-confine"))
+			c.no_confine = 1;
 		else if (v && !strcmp(a, "--task"))
 			c.task_path = argv[++i];
 		else if (v && !strcmp(a, "--kernel"))
 			c.kernel_path = argv[++i];
-		else if (v && !strcmp(a, "--out"))
-			c.out_path = argv[++i];
+		else if (v && !strcmp(a, "--report-fd"))
+			c.report_fd = atoi(argv[++i]);
 		else if (v && !strcmp(a, "--device"))
 			c.device = atoi(argv[++i]);
 		else if (v && !strcmp(a, "--trials"))
 			c.trials_override = atoi(argv[++i]);
+		else if (v && !strcmp(a, "--limit-gbps"))
+			c.limit_gbps = atof(argv[++i]);
+		else if (v && !strcmp(a, "--limit-tflops"))
+			c.limit_tflops = atof(argv[++i]);
 		else {
 			usage();
 			return 2;
 		}
 	}
-	if (!c.task_path || !c.kernel_path || !c.out_path) {
+	if (!c.task_path || !c.kernel_path) {
 		usage();
+		return 2;
+	}
+	if (c.report_fd >= 0 && (c.report_fd <= 2 || fcntl(c.report_fd, F_GETFD) < 0)) {
+		fprintf(stderr, "cutegen-runner: --report-fd %d is not an open descriptor above 2\n", c.report_fd);
+		return 2;
+	}
+	if (c.no_confine && c.report_fd >= 0) {
+		fprintf(stderr, "cutegen-runner: --no-confine is for profilers and sanitizers; a report "
+			"on --report-fd needs the confined process\n");
 		return 2;
 	}
 	if (c.trials_override < 0 || c.trials_override > MAX_TRIALS)
@@ -1183,6 +1349,10 @@ int main(int argc, char **argv)
 	c.checks = json_array();
 	json_object_set_new(c.report, "report_version", json_integer(RUNNER_REPORT_VERSION));
 	json_object_set_new(c.report, "kernel", json_string(c.kernel_path));
+	/* first of all: a report without the nonce is refused, whatever it says */
+	if (c.report_fd >= 0 && read_nonce(&c))
+		goto report;
+	seed_rng(&c);
 
 	phase("task");
 	struct strbuf text = STRBUF_INIT;
@@ -1240,6 +1410,22 @@ int main(int argc, char **argv)
 		if (!cuda_ok(&c, cudaMalloc((void **)&c.rowstat, (size_t)rows * 2 * sizeof(double)), "allocating row statistics"))
 			goto report;
 	}
+	if (!cuda_ok(&c, cudaHostAlloc((void **)&c.gate, sizeof(*c.gate), cudaHostAllocMapped), "allocating the gate") ||
+	    !cuda_ok(&c, (cudaError_t)dk_preload(), "loading the runner's kernels"))
+		goto report;
+	alloc_sets(&c);
+	/* module loading before confinement: dk_preload loaded every runner kernel, and a fill and
+	 * a reference run once here, so what CUDA does on first launches happens unconfined */
+	if (fill_inputs(&c, DIST_UNIFORM, 0) || compute_reference(&c))
+		goto report;
+
+	phase("confine");
+	char cerr[256];
+	if (!c.no_confine && confine_process(c.report_fd >= 0 ? c.report_fd : 1, cerr, sizeof(cerr))) {
+		fail(&c, VERDICT_RUNNER_ERROR, "cannot confine the process before loading the kernel: %s", cerr);
+		goto report;
+	}
+	json_object_set_new(c.report, "confined", json_boolean(!c.no_confine));
 	phase("load");
 	if (load_kernel(&c))
 		goto report;
@@ -1279,10 +1465,13 @@ int main(int argc, char **argv)
 	phase("timing");
 	double t_time = wall_s();
 	struct timing tm;
-	if (fill_inputs(&c, DIST_UNIFORM, 100) || time_it(&c, launch_candidate_cb, NULL, &tm))
-		goto report;
-	json_t *timing = timing_json(&tm);
+	json_t *timing = json_object();
 	json_object_set_new(c.report, "timing", timing);
+	if (fill_sets(&c) || time_it(&c, &tm, timing))
+		goto report;
+	json_t *tj = timing_json(&tm);
+	json_object_update(timing, tj);
+	json_decref(tj);
 	phase("cross-check");
 	if (cross_check(&c, tm.median_ms, timing))
 		goto report;
@@ -1292,16 +1481,13 @@ int main(int argc, char **argv)
 	if (check_once(&c, DIST_NORMAL, 1000, "after_timing"))
 		goto report;
 
-	phase("baseline");
-	double t_base = wall_s();
 	json_t *metrics = json_object();
 	double flops = task_flops(c.t), bytes = task_min_bytes(c.t);
 	json_object_set_new(metrics, "ms", json_real(tm.median_ms));
 	json_object_set_new(metrics, "tflops", json_real(flops / (tm.median_ms * 1e-3) / 1e12));
 	json_object_set_new(metrics, "gbps", json_real(bytes / (tm.median_ms * 1e-3) / 1e9));
-	baselines(&c, tm.median_ms, metrics);
 	json_object_set_new(c.report, "metrics", metrics);
-	json_object_set_new(c.report, "baseline_s", json_real(wall_s() - t_base));
+	plausibility(&c, tm.median_ms, metrics);
 
 report:
 	phase("report");

@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +41,8 @@ double now_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+#define CLOSE_RANGE_CLOEXEC_FLAG (1u << 2) /* CLOSE_RANGE_CLOEXEC, Linux 5.11 */
 
 int gpu_turn_take(void)
 {
@@ -139,15 +142,17 @@ static _Noreturn void child_fail(int fd, const char *what)
 	_exit(127);
 }
 
-/* The pipes of one child: stdin, stdout, stderr, and the exec report (close-on-exec). */
+/* The pipes of one child: stdin, stdout, stderr, the extra one (cp->extra, fd cp->extra_fd in
+ * the child), and the exec report (close-on-exec). */
 struct child_pipes {
-	int in[2], out[2], err[2], ex[2];
+	int in[2], out[2], err[2], x[2], ex[2];
 };
 
 /* In the child, between fork and exec: async-signal-safe calls only. Never returns. */
 static _Noreturn void child_start(const struct child_process *cp, const struct child_pipes *p,
 				  int devnull, pid_t parent, const char *prog, char **envp)
 {
+	int exfd = p->ex[1];
 	/* It runs in a process group of its own (a deadline kills the group), which signals to
 	 * ours do not reach: so it dies with the thread that started it, and no run, compile or
 	 * evaluation outlives cutegen. */
@@ -160,9 +165,25 @@ static _Noreturn void child_start(const struct child_process *cp, const struct c
 	int e = cp->err ? (cp->err == cp->out ? p->out[1] : p->err[1])
 			: (cp->inherit_err ? 2 : devnull);
 	if (dup2(in, 0) < 0 || (o != 1 && dup2(o, 1) < 0) || (e != 2 && dup2(e, 2) < 0))
-		child_fail(p->ex[1], "dup2");
+		child_fail(exfd, "dup2");
+	if (cp->extra) {
+		/* the exec-failure pipe must not be where the extra one goes */
+		if (exfd == cp->extra_fd)
+			exfd = fcntl(exfd, F_DUPFD_CLOEXEC, cp->extra_fd + 1);
+		/* dup2 onto itself keeps close-on-exec: cleared by hand below */
+		if (p->x[1] != cp->extra_fd && dup2(p->x[1], cp->extra_fd) < 0)
+			child_fail(exfd, "dup2");
+	}
+	/* nothing of ours leaks into the child but 0-2 and the extra pipe: every other
+	 * descriptor closes at exec (a log file cutegen holds open must not be writable by a
+	 * candidate in the runner) */
+	if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC_FLAG))
+		for (int fd = 3; fd < 4096; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (cp->extra && fcntl(cp->extra_fd, F_SETFD, 0) < 0)
+		child_fail(exfd, "fcntl");
 	if (cp->dir && chdir(cp->dir))
-		child_fail(p->ex[1], "chdir");
+		child_fail(exfd, "chdir");
 	if (cp->limits) {
 		const struct proc_limits *l = cp->limits;
 		if (l->as_bytes) set_limit(RLIMIT_AS, l->as_bytes);
@@ -174,9 +195,9 @@ static _Noreturn void child_start(const struct child_process *cp, const struct c
 	}
 	/* a network namespace of its own: only a loopback, down; EPERM without root */
 	if (cp->new_netns && unshare(CLONE_NEWNET) == 0)
-		(void)!write(p->ex[1], "N", 1);
+		(void)!write(exfd, "N", 1);
 	execve(prog, (char *const *)cp->argv, envp);
-	child_fail(p->ex[1], "exec");
+	child_fail(exfd, "exec");
 }
 
 /* Reads the exec report until exec closes it: "N" when the network namespace was made, then a
@@ -228,12 +249,12 @@ static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, dou
 	if (p->in[1] >= 0)
 		fcntl(p->in[1], F_SETFL, O_NONBLOCK);
 	size_t in_off = 0;
-	struct strbuf *sinks[2] = { cp->out, cp->err == cp->out ? NULL : cp->err };
-	int *fds[2] = { &p->out[0], &p->err[0] };
+	struct strbuf *sinks[3] = { cp->out, cp->err == cp->out ? NULL : cp->err, cp->extra };
+	int *fds[3] = { &p->out[0], &p->err[0], &p->x[0] };
 	for (;;) {
-		struct pollfd pfd[3];
-		int np = 0, idx[3];
-		for (int k = 0; k < 2; k++)
+		struct pollfd pfd[4];
+		int np = 0, idx[4];
+		for (int k = 0; k < 3; k++)
 			if (*fds[k] >= 0) {
 				pfd[np].fd = *fds[k];
 				pfd[np].events = POLLIN;
@@ -242,7 +263,7 @@ static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, dou
 		if (p->in[1] >= 0) {
 			pfd[np].fd = p->in[1];
 			pfd[np].events = POLLOUT;
-			idx[np++] = 2;
+			idx[np++] = 3;
 		}
 		if (!np)
 			break;
@@ -264,7 +285,7 @@ static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, dou
 			if (!pfd[i].revents)
 				continue;
 			int k = idx[i];
-			if (k == 2) {
+			if (k == 3) {
 				ssize_t w = write(p->in[1], cp->in_data + in_off, cp->in_len - in_off);
 				if (w > 0)
 					in_off += (size_t)w;
@@ -324,7 +345,7 @@ static void reap(struct child_process *cp, pid_t pid, double deadline)
 
 int run_command(struct child_process *cp)
 {
-	struct child_pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	struct child_pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
 	int rc = -1, devnull = -1;
 	char **envp = NULL;
 	char *prog = NULL;
@@ -334,6 +355,8 @@ int run_command(struct child_process *cp)
 	cp->errmsg[0] = '\0';
 	if (!cp->argv || !cp->argv[0])
 		BUG("run_command without argv");
+	if (cp->extra && cp->extra_fd <= 2)
+		BUG("run_command: extra_fd %d must be above 2", cp->extra_fd);
 
 	prog = resolve_program(cp->argv[0], getenv("PATH"));
 	if (!prog) {
@@ -345,7 +368,8 @@ int run_command(struct child_process *cp)
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (pipe2(p.ex, O_CLOEXEC) || (cp->in_data && pipe2(p.in, O_CLOEXEC)) ||
 	    (cp->out && pipe2(p.out, O_CLOEXEC)) ||
-	    (cp->err && cp->err != cp->out && pipe2(p.err, O_CLOEXEC))) {
+	    (cp->err && cp->err != cp->out && pipe2(p.err, O_CLOEXEC)) ||
+	    (cp->extra && pipe2(p.x, O_CLOEXEC))) {
 		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
@@ -367,6 +391,7 @@ int run_command(struct child_process *cp)
 	if (p.in[0] >= 0) { close(p.in[0]); p.in[0] = -1; }
 	if (p.out[1] >= 0) { close(p.out[1]); p.out[1] = -1; }
 	if (p.err[1] >= 0) { close(p.err[1]); p.err[1] = -1; }
+	if (p.x[1] >= 0) { close(p.x[1]); p.x[1] = -1; }
 
 	if (read_exec_report(cp, p.ex[0], pid))
 		goto out;
@@ -383,6 +408,7 @@ out:
 		if (p.out[i] >= 0) close(p.out[i]);
 		if (p.err[i] >= 0) close(p.err[i]);
 		if (p.ex[i] >= 0) close(p.ex[i]);
+		if (p.x[i] >= 0) close(p.x[i]);
 	}
 	if (devnull >= 0)
 		close(devnull);

@@ -41,6 +41,10 @@ struct child_process {
 	struct strbuf *out;         /* captures stdout (bounded by out->cap); NULL = see inherit */
 	struct strbuf *err;         /* captures stderr; may equal out to merge both */
 	int inherit_out, inherit_err; /* with out/err NULL: 1 = our fd, 0 = /dev/null */
+	struct strbuf *extra;       /* captures a third pipe (bounded by extra->cap), which the
+				       child sees as descriptor extra_fd (> 2): a channel apart
+				       from stdout/stderr, e.g. the runner's report */
+	int extra_fd;
 	double deadline_s;          /* 0 = none */
 	const struct proc_limits *limits; /* NULL = none */
 	int new_netns;              /* run in a new network namespace (no network but a loopback

@@ -1268,6 +1268,16 @@ double task_min_bytes(const struct task *t)
 	return bytes;
 }
 
+double task_dram_bytes(const struct task *t, double l2_bytes)
+{
+	struct tensor_spec ts[TASK_MAX_TENSORS];
+	int n = task_tensors(t, ts);
+	double in = 0, out = 0;
+	for (int i = 0; i < n; i++)
+		*(ts[i].is_output ? &out : &in) += numel(&ts[i]) * dtype_size(ts[i].dtype);
+	return in + (out > l2_bytes ? out - l2_bytes : 0);
+}
+
 int task_is_gemm_like(const struct task *t)
 {
 	return t->op == OP_GEMM || t->op == OP_MATVEC;

@@ -142,6 +142,10 @@ int task_scalars(const struct task *t, double vals[TASK_MAX_SCALARS],
  * bytes a kernel must move (each input read once, each output written once). */
 double task_flops(const struct task *t);
 double task_min_bytes(const struct task *t);
+/* The bytes the op must move to or from DRAM when timed after an L2 flush: every input read
+ * once, and every output written once less what an L2 of l2_bytes can still hold when the
+ * timing ends (writes of a small output need not reach DRAM). The plausibility bound's count. */
+double task_dram_bytes(const struct task *t, double l2_bytes);
 /* 1 for the GEMM family (compute-bound baselines: cuBLASLt), 0 for memory-bound ops. */
 int task_is_gemm_like(const struct task *t);
 

@@ -17,6 +17,10 @@ enum verdict {
 	VERDICT_INPUTS_MODIFIED,
 	VERDICT_STALE_OUTPUT,
 	VERDICT_TIMING_ESCAPE,
+	VERDICT_TIMING_MISMATCH, /* a timed call's output was wrong, the checked calls right */
+	VERDICT_IMPLAUSIBLE,     /* a time beyond the GPU's copy roofline or compute peak */
+	VERDICT_UNTRUSTED_REPORT,/* the report lacked the nonce, came twice, or the runner did not
+				    end the way a runner ends (the evaluator's, not the runner's) */
 	VERDICT_LAUNCH_ERROR,
 	VERDICT_CUDA_ERROR,
 	VERDICT_ABI_ERROR,

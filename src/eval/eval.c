@@ -10,15 +10,19 @@
 #include "common/paths.h"
 #include "common/proc.h"
 #include "util/fsutil.h"
+#include "util/sha256.h"
 #include "util/xalloc.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define RUNNER_LOG_CAP (1u << 20)
+#define REPORT_CAP (16u << 20)
 
 void eval_result_release(struct eval_result *r)
 {
@@ -151,6 +155,322 @@ static const char *signal_name(int sig)
 	}
 }
 
+/* ---- baselines: their own process, cached ---------------------------------------------- */
+
+#define BASELINE_VERSION "1" /* part of the cache key: bump when the baseline's JSON changes */
+
+static char *baseline_program(const char *runner)
+{
+	const char *env = getenv("CUTEGEN_BASELINE");
+	if (env && *env)
+		return xstrdup(env);
+	const char *slash = strrchr(runner, '/');
+	return slash ? xasprintf("%.*s/cutegen-baseline", (int)(slash - runner), runner)
+		     : xstrdup("cutegen-baseline");
+}
+
+static char *baseline_cache_dir(const struct eval_opts *o)
+{
+	if (o->baseline_cache)
+		return xstrdup(o->baseline_cache);
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (xdg && *xdg)
+		return xasprintf("%s/cutegen/baseline", xdg);
+	return home && *home ? xasprintf("%s/.cache/cutegen/baseline", home) : NULL;
+}
+
+/* Runs the baseline program with args; its stdout as a JSON object, or NULL with *why set. */
+static json_t *run_baseline(const char *prog, const char *const *args, const char *dir, double deadline,
+			    char **why)
+{
+	const char *argv[12];
+	int n = 0;
+	argv[n++] = prog;
+	for (int i = 0; args[i] && n < 11; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	out.cap = 1 << 20;
+	err.cap = 1 << 16;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.clear_env = 1;
+	cp.dir = dir;
+	cp.out = &out;
+	cp.err = &err;
+	cp.deadline_s = deadline;
+	json_t *j = NULL;
+	if (run_command(&cp)) {
+		*why = xstrdup(cp.errmsg);
+		goto out;
+	}
+	j = json_loads(out.buf ? out.buf : "", 0, NULL);
+	if (!json_is_object(j) || cp.status != 0 || json_object_get(j, "error")) {
+		const char *e = json_string_value(json_object_get(j, "error"));
+		*why = e ? xstrdup(e) : xasprintf("%s exited with status %d%s", prog, cp.status,
+						  cp.timed_out ? " (deadline)" : "");
+		if (j)
+			json_decref(j);
+		j = NULL;
+	}
+out:
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return j;
+}
+
+/* `cutegen-baseline --identify` starts CUDA (a fraction of a second): once per device and
+ * process, since a process's GPUs do not change under it. */
+static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
+static json_t *id_cache[64];
+
+static json_t *identify(const char *prog, int device, const char *dir, char **why)
+{
+	int slot = device >= 0 && device < 64 ? device : -1;
+	json_t *id = NULL;
+	pthread_mutex_lock(&id_lock);
+	if (slot >= 0 && id_cache[slot])
+		id = json_incref(id_cache[slot]);
+	pthread_mutex_unlock(&id_lock);
+	if (id)
+		return id;
+	char dev[16];
+	snprintf(dev, sizeof(dev), "%d", device);
+	const char *idargs[] = { "--identify", "--device", dev, NULL };
+	id = run_baseline(prog, idargs, dir, 120, why);
+	if (id && slot >= 0) {
+		pthread_mutex_lock(&id_lock);
+		if (!id_cache[slot])
+			id_cache[slot] = json_incref(id);
+		pthread_mutex_unlock(&id_lock);
+	}
+	return id;
+}
+
+/*
+ * The baseline of this task on this GPU: from the cache (keyed by the task's canonical JSON,
+ * the GPU's name and UUID, the driver, CUDA runtime and cuBLASLt versions, and --quick), else measured by cutegen-baseline and
+ * stored. NULL with *why when it cannot be had (no baseline program, no GPU): the evaluation
+ * goes on without baselines and without the evaluator's plausibility bound.
+ */
+static json_t *get_baseline(const struct eval_opts *o, const struct task *t, const char *runner,
+			    const char *dir, const char *task_path, int *cached, char **why)
+{
+	char *prog = baseline_program(runner), *cache = NULL, *path = NULL;
+	char dev[16];
+	snprintf(dev, sizeof(dev), "%d", o->device);
+	json_t *id = NULL, *b = NULL;
+	struct strbuf key = STRBUF_INIT, text = STRBUF_INIT;
+	*cached = 0;
+	if (access(prog, X_OK)) {
+		*why = xasprintf("no baseline program '%s' (build it with 'make')", prog);
+		goto out;
+	}
+	id = identify(prog, o->device, dir, why);
+	if (!id)
+		goto out;
+	/* the task, and the GPU as --identify describes it: name, UUID, driver, CUDA runtime,
+	 * cuBLASLt version, clocks */
+	char *idtext = json_dumps(json_object_get(id, "device"), JSON_COMPACT | JSON_SORT_KEYS);
+	task_to_json(t, &key);
+	strbuf_addf(&key, "\n%s\n%d\n" BASELINE_VERSION, idtext ? idtext : "", o->quick);
+	free(idtext);
+	char hex[65];
+	sha256_hex(key.buf, key.len, hex);
+	cache = baseline_cache_dir(o);
+	if (cache) {
+		path = xasprintf("%s/%s.json", cache, hex);
+		if (strbuf_read_file(&text, path, 1 << 20) == 0) {
+			b = json_loads(text.buf, 0, NULL);
+			if (json_is_object(b)) {
+				*cached = 1;
+				goto out;
+			}
+			if (b)
+				json_decref(b);
+			b = NULL;
+		}
+	}
+	const char *args[] = { "--task", task_path, "--device", dev, o->quick ? "--quick" : NULL, NULL };
+	b = run_baseline(prog, args, dir, 600, why);
+	if (b && path && mkdir_p(cache) == 0) {
+		char *s = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+		write_file_atomic(path, s, strlen(s)); /* a cache: failing to write it costs time only */
+		free(s);
+	}
+out:
+	if (id)
+		json_decref(id);
+	strbuf_release(&key);
+	strbuf_release(&text);
+	free(prog);
+	free(cache);
+	free(path);
+	return b;
+}
+
+/* The limits no real kernel passes (docs/evaluation.md): bandwidth, the larger of 1.05 x the
+ * measured copy bandwidth and the DRAM's theoretical one; compute, 1.05 x the larger of the
+ * measured and the theoretical peak of the task's precision. 0 = unknown. */
+static void limits_of(json_t *b, double *gbps, double *tflops)
+{
+	double copy = num_at(b, "copy_gbps", NULL), dram = num_at(b, "dram_gbps_theoretical", NULL);
+	double peak = num_at(b, "peak_limit_tflops", NULL);
+	*gbps = copy > 0 ? fmax(1.05 * copy, dram) : 0;
+	*tflops = peak > 0 ? 1.05 * peak : 0;
+}
+
+/* ---- the report: accepted or not ------------------------------------------------------ */
+
+/*
+ * Whether what came through the report pipe is the runner's report: exactly one JSON object
+ * carrying the nonce, from a runner that exited 0 after its final phase line ("report").
+ * Returns the report (owned), or NULL with *why and *malformed (1 when the text is no JSON
+ * object at all: a runner error more likely than a forgery).
+ */
+static json_t *accept_report(const struct strbuf *pipe_text, const char *nonce, int status,
+			     const char *phase, char **why, int *malformed)
+{
+	*malformed = 0;
+	json_error_t je;
+	const char *text = pipe_text->buf ? pipe_text->buf : "";
+	if (!pipe_text->len) {
+		*why = xstrdup("no report arrived");
+		return NULL;
+	}
+	json_t *rep = json_loadb(text, pipe_text->len, JSON_DISABLE_EOF_CHECK, &je);
+	if (!json_is_object(rep)) {
+		*why = xasprintf("the runner's report is not a JSON object (%s)", je.text);
+		*malformed = 1;
+		goto bad;
+	}
+	size_t end = je.position;
+	while (end < pipe_text->len && strchr(" \t\r\n", text[end]))
+		end++;
+	if (end < pipe_text->len) {
+		*why = xstrdup("more than one report arrived");
+		goto bad;
+	}
+	const char *got = json_string_value(json_object_get(rep, "nonce"));
+	if (!got || strcmp(got, nonce)) {
+		*why = xstrdup(got ? "the report carries the wrong nonce" : "the report carries no nonce");
+		goto bad;
+	}
+	if (status != 0) {
+		*why = xasprintf("the runner exited with status %d after the report", status);
+		goto bad;
+	}
+	if (strcmp(phase, "report")) {
+		*why = xasprintf("the runner's last phase line is '%s', not 'report'", phase);
+		goto bad;
+	}
+	json_object_del(rep, "nonce");
+	return rep;
+bad:
+	if (rep)
+		json_decref(rep);
+	return NULL;
+}
+
+/* The baseline's figures into the report, and the metrics that compare with them. */
+static void merge_baseline(struct eval_result *r, const struct task *t, json_t *b, int cached,
+			   const char *why, double lim_gbps, double lim_tflops)
+{
+	json_t *base = json_object();
+	json_object_set_new(base, "kind", json_string(task_is_gemm_like(t) ? "cublaslt" : "copy_roofline"));
+	if (!b) {
+		json_object_set_new(base, "error", json_string(why ? why : "no baseline"));
+		json_object_set_new(r->report, "baseline", base);
+		return;
+	}
+	static const char *keep[] = { "copy_gbps", "dram_gbps_theoretical", "peak_tflops", "peak_gemm",
+				      "peak_fma_tflops", "peak_theoretical_tflops", "peak_limit_tflops",
+				      "cublaslt", "cublaslt_error", "peak_error", "device" };
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		json_t *v = json_object_get(b, keep[i]);
+		if (v)
+			json_object_set(base, keep[i], v);
+	}
+	json_object_set_new(base, "cached", json_boolean(cached));
+	json_t *lim = json_object();
+	json_object_set_new(lim, "gbps", json_real(lim_gbps));
+	json_object_set_new(lim, "tflops", json_real(lim_tflops));
+	json_object_set_new(base, "limits", lim);
+	json_object_set_new(r->report, "baseline", base);
+	json_t *metrics = json_object_get(r->report, "metrics");
+	if (!json_is_object(metrics) || !(r->ms > 0))
+		return;
+	double copy = num_at(b, "copy_gbps", NULL), peak = num_at(b, "peak_tflops", NULL);
+	double t_mem = copy > 0 ? task_min_bytes(t) / (copy * 1e9) * 1e3 : -1, t_roof = t_mem;
+	if (task_is_gemm_like(t)) {
+		if (peak > 0)
+			t_roof = fmax(t_roof, task_flops(t) / (peak * 1e12) * 1e3);
+		double cb = num_at(b, "cublaslt", "median_ms");
+		if (cb > 0) {
+			json_object_set_new(metrics, "speedup_vs_cublas", json_real(cb / r->ms));
+			json_object_set_new(metrics, "speedup_vs_baseline", json_real(cb / r->ms));
+		}
+	} else if (t_mem > 0) {
+		json_object_set_new(metrics, "speedup_vs_baseline", json_real(t_mem / r->ms));
+	}
+	if (t_roof > 0) {
+		json_object_set_new(metrics, "roofline_ms", json_real(t_roof));
+		json_object_set_new(metrics, "roofline_fraction", json_real(t_roof / r->ms));
+	}
+	r->speedup = num_at(metrics, "speedup_vs_baseline", NULL);
+	r->roofline_fraction = num_at(metrics, "roofline_fraction", NULL);
+}
+
+/* The evaluator's own bound on a passing report's time: the check that counts, since the
+ * runner's process holds untrusted code. */
+static void check_plausible(struct eval_result *r, const struct task *t, json_t *b, double lim_gbps,
+			    double lim_tflops)
+{
+	if (!eval_passed(r))
+		return;
+	if (!(r->ms > 0) || !isfinite(r->ms)) {
+		r->verdict = VERDICT_IMPLAUSIBLE;
+		free(r->message);
+		r->message = xasprintf("the report says pass but gives no positive time (ms = %g)", r->ms);
+		return;
+	}
+	double l2 = num_at(b, "device", "l2_bytes");
+	double bytes = task_dram_bytes(t, l2 > 0 ? l2 : 0), flops = task_flops(t);
+	double gbps = bytes / (r->ms * 1e-3) / 1e9, tflops = flops / (r->ms * 1e-3) / 1e12;
+	char *msg = NULL;
+	if (lim_gbps > 0 && gbps > lim_gbps)
+		msg = xasprintf("%.4f ms means moving %.0f MB at %.0f GB/s, beyond this GPU's limit of %.0f GB/s "
+				"(the larger of 1.05 x its measured copy bandwidth and its DRAM's theoretical "
+				"bandwidth): no kernel can; its time was bent (work skipped or moved out of the "
+				"timed calls)", r->ms, bytes / 1e6, gbps, lim_gbps);
+	else if (lim_tflops > 0 && tflops > lim_tflops)
+		msg = xasprintf("%.4f ms means %.1f TFLOP/s of %s work, beyond this GPU's limit of %.1f TFLOP/s "
+				"(1.05 x the larger of the measured and the theoretical peak of that precision): "
+				"no kernel can; its time was bent (work skipped or moved out of the timed calls)",
+				r->ms, tflops, precision_name(t->precision), lim_tflops);
+	if (!msg)
+		return;
+	r->verdict = VERDICT_IMPLAUSIBLE;
+	free(r->message);
+	r->message = msg;
+	json_object_set_new(r->report, "verdict", json_string(verdict_name(VERDICT_IMPLAUSIBLE)));
+	json_object_set_new(r->report, "message", json_string(msg));
+}
+
+static int make_nonce(char hex[33])
+{
+	unsigned char raw[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, raw, sizeof(raw)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)sizeof(raw))
+		return -1;
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
 int eval_run(const struct eval_opts *o, const struct task *t, const char *so_path,
 	     struct eval_result *r, char **err)
 {
@@ -159,8 +479,12 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	char *runner = o->runner ? xstrdup(o->runner) : paths_runner();
 	if (!runner)
 		runner = xasprintf("%s/cutegen-runner", cutegen_libexec_dir());
-	char *dir = NULL, *task_path = NULL, *report_path = NULL, *so_abs = NULL;
-	struct strbuf sb = STRBUF_INIT, log = STRBUF_INIT;
+	char *dir = NULL, *task_path = NULL, *so_abs = NULL, *why = NULL, *base_why = NULL;
+	struct strbuf sb = STRBUF_INIT, log = STRBUF_INIT, pipe_text = STRBUF_INIT;
+	json_t *base = NULL;
+	int base_cached = 0;
+	char nonce[33], nonce_line[40];
+	double t0 = now_s();
 
 	if (access(runner, X_OK)) {
 		*err = xasprintf("cannot run the evaluator '%s': build it with 'make'", runner);
@@ -171,6 +495,11 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		*err = xasprintf("kernel library '%s' not found", so_path);
 		goto out;
 	}
+	if (make_nonce(nonce)) {
+		*err = xstrdup("cannot read /dev/urandom for the report's nonce");
+		goto out;
+	}
+	snprintf(nonce_line, sizeof(nonce_line), "%s\n", nonce);
 	const char *tmp = o->scratch_root ? o->scratch_root : getenv("TMPDIR");
 	dir = xasprintf("%s/cutegen-eval-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
@@ -178,29 +507,39 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		goto out;
 	}
 	task_path = xasprintf("%s/task.json", dir);
-	report_path = xasprintf("%s/report.json", dir);
 	task_to_json(t, &sb);
 	if (write_file_atomic(task_path, sb.buf, sb.len)) {
 		*err = xasprintf("cannot write '%s'", task_path);
 		goto out;
 	}
 
-	char devbuf[16];
+	turn = gpu_turn_take(); /* given back at out: baselines and the torch baseline time the GPU */
+	double lim_gbps = 0, lim_tflops = 0;
+	if (!o->no_baseline) {
+		base = get_baseline(o, t, runner, dir, task_path, &base_cached, &base_why);
+		if (base)
+			limits_of(base, &lim_gbps, &lim_tflops);
+	}
+
+	char devbuf[16], gbuf[32], tbuf[32];
 	snprintf(devbuf, sizeof(devbuf), "%d", o->device);
-	const char *argv[16];
+	snprintf(gbuf, sizeof(gbuf), "%.1f", lim_gbps);
+	snprintf(tbuf, sizeof(tbuf), "%.2f", lim_tflops);
+	const char *argv[20];
 	int n = 0;
 	argv[n++] = runner;
 	argv[n++] = "--task"; argv[n++] = task_path;
 	argv[n++] = "--kernel"; argv[n++] = so_abs;
-	argv[n++] = "--out"; argv[n++] = report_path;
+	argv[n++] = "--report-fd"; argv[n++] = "3";
 	argv[n++] = "--device"; argv[n++] = devbuf;
+	if (lim_gbps > 0) { argv[n++] = "--limit-gbps"; argv[n++] = gbuf; }
+	if (lim_tflops > 0) { argv[n++] = "--limit-tflops"; argv[n++] = tbuf; }
 	if (o->quick) argv[n++] = "--quick";
-	if (o->no_baseline) argv[n++] = "--no-baseline";
 	argv[n] = NULL;
 
 	struct proc_limits lim = { 0 };
-	lim.nofile = 4096;           /* CUDA, cuBLASLt and the candidate need a few dozen */
-	lim.fsize_bytes = 1ull << 32; /* the report and the candidate's scribbles in its scratch */
+	lim.nofile = 4096;           /* CUDA and the candidate need a few dozen */
+	lim.fsize_bytes = 1ull << 32;
 	lim.core_bytes = 0;
 	/* RLIMIT_NPROC counts every process of the user and root is exempt: a bound on a fork
 	 * bomb for ordinary users, meaningless as root (docs/containment.md) */
@@ -210,65 +549,89 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	cp.argv = argv;
 	cp.clear_env = 1;
 	cp.dir = dir;
+	cp.in_data = nonce_line;
+	cp.in_len = strlen(nonce_line);
 	log.cap = RUNNER_LOG_CAP;
 	cp.out = &log;
 	cp.err = &log;
+	pipe_text.cap = REPORT_CAP;
+	cp.extra = &pipe_text;
+	cp.extra_fd = 3;
 	cp.deadline_s = o->deadline_s > 0 ? o->deadline_s : 600;
 	cp.limits = &lim;
 	const char *netns = getenv("CUTEGEN_RUNNER_NETNS");
 	cp.new_netns = !(netns && !strcmp(netns, "0"));
-	turn = gpu_turn_take(); /* given back at out: the torch baseline times the GPU too */
 	if (run_command(&cp)) {
 		*err = xasprintf("%s", cp.errmsg);
 		goto out;
 	}
 	r->exit_status = cp.status;
 	r->netns = cp.netns_applied;
-	r->wall_s = cp.wall_s;
+	r->wall_s = now_s() - t0; /* baselines (or their cache) included: the evaluation's cost */
 	r->last_phase = last_phase(log.buf);
 	r->log = strbuf_detach(&log, NULL);
-
-	strbuf_reset(&sb);
-	if (!cp.timed_out && !cp.signaled && strbuf_read_file(&sb, report_path, 64u << 20) == 0) {
-		char *perr = NULL;
-		if (eval_result_from_report(r, sb.buf, &perr) == 0) {
-			if (o->torch && eval_passed(r))
-				torch_baseline(o, dir, task_path, r);
-			rc = 0;
-			goto out;
-		}
-		r->verdict = VERDICT_RUNNER_ERROR;
-		r->message = perr;
-		rc = 0;
-		goto out;
-	}
+	rc = 0;
 	if (cp.timed_out) {
 		r->verdict = VERDICT_TIMEOUT;
 		r->message = xasprintf("the evaluation did not finish within its deadline of %.0f s "
 				       "(it was at: %s); a kernel that never returns, or one far too slow "
 				       "for this size", cp.deadline_s, r->last_phase);
-	} else if (cp.signaled) {
+		goto out;
+	}
+	if (cp.signaled) {
 		r->verdict = VERDICT_CRASH;
 		r->message = xasprintf("the runner died with %s (signal %d) while at: %s; the kernel's "
 				       "host code crashed", signal_name(cp.status - 128), cp.status - 128,
 				       r->last_phase);
-	} else {
+		goto out;
+	}
+	if (!pipe_text.len) {
 		r->verdict = VERDICT_RUNNER_ERROR;
 		r->message = xasprintf("the runner exited with status %d and wrote no report (at: %s)",
 				       cp.status, r->last_phase);
+		goto out;
 	}
-	rc = 0;
+	int malformed = 0;
+	json_t *rep = cp.out_truncated && pipe_text.len >= pipe_text.cap ? NULL
+		      : accept_report(&pipe_text, nonce, cp.status, r->last_phase, &why, &malformed);
+	if (!rep && malformed) {
+		r->verdict = VERDICT_RUNNER_ERROR;
+		r->message = why;
+		why = NULL;
+		goto out;
+	}
+	if (!rep) {
+		r->verdict = VERDICT_UNTRUSTED_REPORT;
+		r->message = xasprintf("the runner's report was refused: %s (at: %s). The evaluator accepts "
+				       "one report carrying the nonce it gave the runner, from a runner that "
+				       "ended normally; code in the kernel's process that writes a verdict of "
+				       "its own, or ends the process, gets this", why ? why : "it is too large",
+				       r->last_phase);
+		goto out;
+	}
+	take_report(r, rep);
+	if (!o->no_baseline || base) {
+		merge_baseline(r, t, base, base_cached, base_why, lim_gbps, lim_tflops);
+		check_plausible(r, t, base, lim_gbps, lim_tflops);
+	}
+	if (o->torch && eval_passed(r))
+		torch_baseline(o, dir, task_path, r);
+	json_object_set_new(r->report, "runner_wall_s", json_real(cp.wall_s));
 out:
 	gpu_turn_give(turn);
 	if (dir && !o->keep_scratch)
 		remove_tree(dir);
+	if (base)
+		json_decref(base);
 	free(runner);
 	free(dir);
 	free(task_path);
-	free(report_path);
 	free(so_abs);
+	free(why);
+	free(base_why);
 	strbuf_release(&sb);
 	strbuf_release(&log);
+	strbuf_release(&pipe_text);
 	return rc;
 }
 
@@ -302,6 +665,12 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 	json_t *tm = json_object_get(rep, "timing");
 	if (tm) {
 		fmt_ms(out, "time", tm);
+		json_t *tc = json_object_get(tm, "timed_calls");
+		if (json_is_true(json_object_get(tc, "enabled")))
+			strbuf_addf(out, "timed     every call on fresh inputs and checked (%.0f whole, %.0f sampled), "
+				    "+%.4f ms/trial outside the timing (%.4f regenerating inputs)\n",
+				    num_at(tc, "full_checks", NULL), num_at(tc, "sampled_checks", NULL),
+				    num_at(tc, "overhead_ms_per_trial", NULL), num_at(tc, "regenerate_ms_per_trial", NULL));
 		double host = num_at(tm, "host_ms_per_call", NULL);
 		if (host >= 0)
 			strbuf_addf(out, "crosscheck host clock %.4f ms/call vs events %.4f ms/call\n", host,
@@ -310,6 +679,9 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 	json_t *base = json_object_get(rep, "baseline");
 	if (pass && r->ms > 0) {
 		strbuf_addf(out, "rate      %.2f TFLOP/s, %.1f GB/s\n", r->tflops, r->gbps);
+		const char *berr = json_string_value(json_object_get(base, "error"));
+		if (berr)
+			strbuf_addf(out, "baseline  unavailable: %s (no speedups; the runner's bound only)\n", berr);
 		json_t *cb = json_object_get(base, "cublaslt");
 		if (cb)
 			strbuf_addf(out, "cuBLASLt  %.4f ms (%.2f TFLOP/s, %s): speedup %.3fx\n",
@@ -319,6 +691,11 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 			strbuf_addf(out, "cuBLASLt  unavailable: %s\n",
 				    json_string_value(json_object_get(base, "cublaslt_error")));
 		double copy = num_at(base, "copy_gbps", NULL), peak = num_at(base, "peak_tflops", NULL);
+		json_t *lim = json_object_get(base, "limits");
+		if (lim)
+			strbuf_addf(out, "limits    %.0f GB/s, %.1f TFLOP/s (beyond either: implausible)%s\n",
+				    num_at(lim, "gbps", NULL), num_at(lim, "tflops", NULL),
+				    json_is_true(json_object_get(base, "cached")) ? "; baselines cached" : "");
 		if (copy > 0)
 			strbuf_addf(out, "roofline  copy %.0f GB/s%s", copy, peak > 0 ? "" : "\n");
 		if (peak > 0)

@@ -1,7 +1,10 @@
 /*
- * The evaluator: runs cutegen-runner on one compiled candidate in a process group of its own,
- * with a deadline, resource limits, a scrubbed environment and a scratch directory, reads its
- * JSON report, and turns the outcome into a verdict with diagnostics. A crash, hang or sticky
+ * The evaluator: measures the baselines in a process of their own (cutegen-baseline, cached per
+ * task, GPU and driver), runs cutegen-runner on one compiled candidate in a process group of its
+ * own, with a deadline, resource limits, a scrubbed environment and a scratch directory, reads
+ * its JSON report from a pipe, accepts it only if it carries the nonce given to the runner on
+ * stdin and the runner ended the way a runner ends, bounds its time by what the GPU can do
+ * (implausible), and turns the outcome into a verdict with diagnostics. A crash, hang or sticky
  * CUDA error in the candidate becomes a verdict here, never a failure of cutegen.
  * Not for: compiling (build.h) or policy (policy.h); cmd_eval strings the three together.
  *
@@ -24,23 +27,31 @@ struct eval_opts {
 	int device;
 	double deadline_s;       /* whole evaluation; 0 = default (600 s) */
 	int quick;               /* one seed per distribution, fewer trials */
-	int no_baseline;
+	int no_baseline;         /* no baseline process: no speedups, and no plausibility bound
+				    here (the runner's, from the GPU's figures, remains) */
 	const char *scratch_root;/* NULL = $TMPDIR or /tmp */
 	int keep_scratch;
 	int torch;               /* also time PyTorch eager (tools/torch_eager.py) when python3
 				    with torch is here; adds baseline.torch_eager, eager and
 				    torch.compile figures, to the report */
+	const char *baseline_cache; /* where baselines are cached; NULL = $XDG_CACHE_HOME or
+				       ~/.cache, then cutegen/baseline. The baseline program is
+				       $CUTEGEN_BASELINE, else cutegen-baseline beside the runner */
 };
-#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0 }
+#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0, NULL }
 
 struct eval_result {
-	enum verdict verdict; /* VERDICT_PASS, or how it failed (common/verdict.h) */
+	enum verdict verdict; /* VERDICT_PASS, or how it failed (common/verdict.h): among them
+				 timing_mismatch (a timed call's output was wrong), implausible (a
+				 time beyond the GPU's limits), untrusted_report (the report failed
+				 the nonce or the runner's ending) */
 	char *message;      /* one paragraph a model and a person can act on */
 	json_t *report;     /* the runner's report, or NULL when it wrote none (owned) */
 	char *last_phase;   /* the runner's last phase line, e.g. "check normal seed 0" */
 	char *log;          /* the runner's output (capped) */
 	int exit_status;    /* runner exit code, or 128+signal */
-	double wall_s;      /* process start to report */
+	double wall_s;      /* the whole evaluation: baselines (measured or cached) and runner;
+			       report.runner_wall_s is the runner's part */
 	/* metrics (negative when unknown) */
 	double ms, tflops, gbps, speedup, roofline_fraction, speedup_torch;
 	int netns;          /* the runner ran without network (a network namespace of its own) */

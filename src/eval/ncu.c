@@ -574,7 +574,7 @@ static int hash_file(const char *path, char hex[65])
 /* Builds ncu's argv into av (static strings and the caller's); returns the count. */
 static int build_argv(const char **av, const char *ncu, const char *metrics, int details,
 		      const char *log_path, const char *runner, const char *task_path,
-		      const char *so, const char *report_path, const char *dev)
+		      const char *so, const char *dev)
 {
 	int n = 0;
 	av[n++] = ncu;
@@ -596,9 +596,9 @@ static int build_argv(const char **av, const char *ncu, const char *metrics, int
 	av[n++] = runner;
 	av[n++] = "--task"; av[n++] = task_path;
 	av[n++] = "--kernel"; av[n++] = so;
-	av[n++] = "--out"; av[n++] = report_path;
 	av[n++] = "--device"; av[n++] = dev;
 	av[n++] = "--profile";
+	av[n++] = "--no-confine"; /* ncu's injected library talks to ncu over a socket */
 	av[n] = NULL;
 	return n;
 }
@@ -716,19 +716,25 @@ static int from_cache(const char *cache_file, const char *key, struct ncu_result
 }
 
 /* The runner's report of an attempt (its verdict into r->runner_verdict); NULL if none. */
-static json_t *read_runner_report(const char *report_path, struct ncu_result *r)
+/* Without --report-fd the runner prints its report as one line "report {...}": for diagnosis
+ * only, nothing here is a verdict. */
+static json_t *read_runner_report(const struct strbuf *printed, struct ncu_result *r)
 {
-	struct strbuf rep_text = STRBUF_INIT;
 	free(r->runner_verdict);
 	r->runner_verdict = NULL;
 	json_t *rep = NULL;
-	if (strbuf_read_file(&rep_text, report_path, 1u << 20) == 0 &&
-	    (rep = json_loads(rep_text.buf, 0, NULL))) {
+	const char *line = printed->buf ? strstr(printed->buf, "report {") : NULL;
+	while (line && line != printed->buf && line[-1] != '\n')
+		line = strstr(line + 1, "report {");
+	if (line) {
+		const char *e = strchr(line, '\n');
+		rep = json_loadb(line + 7, e ? (size_t)(e - line - 7) : strlen(line + 7), 0, NULL);
+	}
+	if (rep) {
 		const char *v = json_string_value(json_object_get(rep, "verdict"));
 		if (v)
 			r->runner_verdict = xstrdup(v);
 	}
-	strbuf_release(&rep_text);
 	return rep;
 }
 
@@ -778,7 +784,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 {
 	int st = NCU_E_SETUP;
 	char *ncu = NULL, *runner = NULL, *so = NULL, *dir = NULL, *cache = NULL, *cache_file = NULL;
-	char *task_path = NULL, *report_path = NULL, *log_path = NULL;
+	char *task_path = NULL, *log_path = NULL;
 	struct strbuf sb = STRBUF_INIT, metrics = STRBUF_INIT, dropped = STRBUF_INIT;
 	struct strbuf printed = STRBUF_INIT, logf = STRBUF_INIT;
 	char so_hex[65], key[65], dev[16];
@@ -814,7 +820,6 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		goto out;
 	}
 	task_path = xasprintf("%s/task.json", dir);
-	report_path = xasprintf("%s/report.json", dir);
 	log_path = xasprintf("%s/ncu.csv", dir);
 	if (write_file_atomic(task_path, sb.buf, sb.len)) {
 		*err = xasprintf("cannot write '%s'", task_path);
@@ -828,9 +833,8 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 	for (int attempt = 0; attempt < 5; attempt++) {
 		metrics_arg(&metrics, &dropped);
 		build_argv(argv, ncu, metrics.buf, details, log_path, runner, task_path, so,
-			   report_path, dev);
+			   dev);
 		unlink(log_path);
-		unlink(report_path);
 		strbuf_reset(&logf);
 		struct child_process cp = CHILD_PROCESS_INIT;
 		if (run_ncu(o, argv, dir, cvd_env, &printed, &cp)) {
@@ -854,7 +858,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		free(r->log);
 		r->log = strbuf_detach(&all, NULL);
 
-		json_t *rep = read_runner_report(report_path, r);
+		json_t *rep = read_runner_report(&printed, r);
 
 		const char *text = pick_output(&logf, &printed);
 		char *perr = NULL;
@@ -912,7 +916,6 @@ out:
 	free(cache);
 	free(cache_file);
 	free(task_path);
-	free(report_path);
 	free(log_path);
 	strbuf_release(&sb);
 	strbuf_release(&metrics);

@@ -48,16 +48,18 @@ SH
 # A fake runner (mode in $T/runner.mode): pass, segv, hang, garbage, noreport.
 cat >"$T/bin/cutegen-runner" <<SH
 #!/usr/bin/env bash
-out=
-while [ \$# -gt 0 ]; do [ "\$1" = --out ] && out=\$2; shift; done
+fd=
+while [ \$# -gt 0 ]; do [ "\$1" = --report-fd ] && fd=\$2; shift; done
+read -r nonce
 echo "phase start"
 case "\$(cat "$T/runner.mode" 2>/dev/null)" in
 segv) echo "phase check uniform seed 0"; kill -SEGV \$\$ ;;
 hang) echo "phase timing"; exec sleep 600 ;;
-garbage) head -c 3000 /dev/urandom; printf '{"verdict": "pass", "metrics": [1,2' >"\$out"; exit 0 ;;
+garbage) head -c 3000 /dev/urandom; echo; echo "phase report"; printf '{"verdict": "pass", "metrics": [1,2' >/dev/fd/\$fd; exit 0 ;;
 noreport) echo "runner: cannot load the kernel"; exit 3 ;;
 esac
-printf '{"verdict":"pass","message":"","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' >"\$out"
+echo "phase report"
+printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' "\$nonce" >/dev/fd/\$fd
 SH
 chmod +x "$T/bin/nvcc" "$T/bin/cutegen-runner"
 # The fake nvcc's object is empty: a fake objdump gives the object check a clean symbol table.

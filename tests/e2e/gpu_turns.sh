@@ -28,12 +28,14 @@ SH
 cat >"$T/bin/cutegen-runner" <<SH
 #!/usr/bin/env bash
 [ "\$1" = --devices ] && { echo '{"devices":[{"index":0,"name":"Fake GPU"}]}'; exit 0; }
-out=
-while [ \$# -gt 0 ]; do [ "\$1" = --out ] && out=\$2; shift; done
+fd=
+while [ \$# -gt 0 ]; do [ "\$1" = --report-fd ] && fd=\$2; shift; done
+read -r nonce
 echo "S \$(date +%s%N)" >>"$T/evals.log"
 sleep "\$(cat "$T/runner.sleep" 2>/dev/null || echo 0.3)"
 echo "E \$(date +%s%N)" >>"$T/evals.log"
-printf '{"verdict":"pass","message":"","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' >"\$out"
+echo "phase report"
+printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' "\$nonce" >/dev/fd/\$fd
 SH
 chmod +x "$T/bin/nvcc" "$T/bin/cutegen-runner"
 # The fake nvcc's object is empty: a fake objdump gives the object check a clean symbol table.

@@ -31,7 +31,7 @@ check "summary reports store bank conflicts" 'grep -q "4.0-way bank conflicts on
 check "summary says tensor pipes idle" 'grep -q "tensor pipes idle (FMA pipe 35%" "$tmp/out"'
 check "two launches aggregated" 'grep -q "in 2 kernel launches" "$tmp/out" && grep -q "kernels    2 launches" "$tmp/out"'
 check "ncu argv profiles only the runner's profile window" \
-    'tr "\n" " " < "$tmp/argv" | grep -q -- "--clock-control none --profile-from-start off --csv --print-units base --log-file .*ncu.csv --page raw --metrics gpu__time_duration.sum,.* /bin/true --task .*task.json --kernel .*k.so --out .*report.json --device 0 --profile"'
+    'tr "\n" " " < "$tmp/argv" | grep -q -- "--clock-control none --profile-from-start off --csv --print-units base --log-file .*ncu.csv --page raw --metrics gpu__time_duration.sum,.* /bin/true --task .*task.json --kernel .*k.so --device 0 --profile --no-confine"'
 
 rm -f "$tmp/argv"
 CUTEGEN_NCU=$(fake none "FAKE_NCU_CSV=/nonexistent") "$CUTEGEN" profile --so "$tmp/k.so" --task kb1/19_relu --json >"$tmp/out" 2>&1; rc=$?

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # GPU tests (never in CI): each example kernel passes `cutegen eval`, and each red-team kernel
-# in tests/redteam/manifest.json gets the verdict it deserves. Prints "N passed, N failed".
+# in tests/redteam/manifest.json gets the verdict it deserves (entries with "runner_args" run
+# cutegen-runner directly with those arguments and the limits cutegen-baseline measures, e.g.
+# the test-only --no-timed-verify); the runner's confinement and report channel hold on the
+# GPU. Prints "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -21,7 +24,10 @@ matches() {
         precision:precision) return 0 ;;
         timeout:timeout) return 0 ;;
         crash:cuda_error|crash:crash) return 0 ;;
-        timing:timing_escape|timing:stale_output|timing:incorrect) return 0 ;;
+        timing:timing_escape|timing:stale_output|timing:incorrect|timing:timing_mismatch) return 0 ;;
+        timing_mismatch:timing_mismatch) return 0 ;;
+        implausible:implausible) return 0 ;;
+        untrusted_report:untrusted_report) return 0 ;;
         stale_output:stale_output|stale:stale_output) return 0 ;;
         inputs_modified:inputs_modified) return 0 ;;
         pass:pass) return 0 ;;
@@ -37,6 +43,21 @@ while read -r kernel task; do
     "$CG" eval "$kernel" --task "$task" --json >"$OUT/example_$name.json" 2>"$OUT/example_$name.err"
     v=$(verdict_of "$OUT/example_$name.json")
     if [ "$v" = pass ]; then ok "example $kernel on $task passes"; else bad "example $kernel on $task: verdict $v ($(tail -c 600 "$OUT/example_$name.err"))"; fi
+    # the judge of issue 16 was on: confined, timed calls checked, baselines from their process
+    if python3 - "$OUT/example_$name.json" >"$OUT/example_$name.judge" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["report"]
+tc = r["timing"]["timed_calls"]
+assert r.get("confined") is True, "not confined"
+assert tc["enabled"] and tc["inputs_regenerated"] and tc["full_checks"] >= 1 and tc["input_sets"] >= 2, tc
+assert "limits" in r["baseline"], r["baseline"]
+print("%d trials, %d full + %d sampled checks, %d input sets, regenerating %.4f ms/trial, "
+      "overhead %.4f ms/trial, kernel %.4f ms"
+      % (r["timing"]["trials"], tc["full_checks"], tc["sampled_checks"], tc["input_sets"],
+         tc["regenerate_ms_per_trial"], tc["overhead_ms_per_trial"], r["metrics"]["ms"]))
+PY
+    then ok "example $kernel: confined, timed calls checked ($(cat "$OUT/example_$name.judge"))"
+    else bad "example $kernel: the judge's protocol is not in the report: $(tail -2 "$OUT/example_$name.judge")"; fi
 done <<'LIST'
 kernels/relu_fp32.cu tests/redteam/tasks/relu_small.json
 kernels/softmax_fp32.cu tests/redteam/tasks/softmax_small.json
@@ -44,15 +65,57 @@ kernels/gemm_fp32_sm80.cu tests/redteam/tasks/gemm_512.json
 kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096
 LIST
 
+# 1b. no vendor library in the runner's process, on the GPU machine too (the libraries found
+#     there are what counts)
+if ldd "$BUILD/cutegen-runner" | grep -qi cublas; then bad "cutegen-runner loads cuBLAS: $(ldd "$BUILD/cutegen-runner" | grep -i cublas)"
+else ok "cutegen-runner loads no cuBLAS (ldd)"; fi
+
+# runner_direct KERNEL TASK "ARGS" PREFIX: builds the kernel, measures the task's limits with
+# cutegen-baseline, runs cutegen-runner with ARGS (no report pipe: it prints "report {...}")
+# and prints the verdict
+runner_direct() {
+    local so lim
+    so=$("$CG" build "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin).get("so_path") or "")')
+    [ -n "$so" ] || { echo no-build; return; }
+    "$PWD/$BUILD/cutegen-baseline" --task "$2" >"$4.baseline.json" 2>"$4.baseline.err"
+    lim=$(python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))
+copy, dram, peak = b.get("copy_gbps", 0), b.get("dram_gbps_theoretical", 0), b.get("peak_limit_tflops", 0)
+print("%.1f %.2f" % (max(1.05 * copy, dram) if copy > 0 else 0, 1.05 * peak if peak > 0 else 0))' "$4.baseline.json" 2>/dev/null || echo "0 0")
+    # shellcheck disable=SC2086
+    timeout 120 "$PWD/$BUILD/cutegen-runner" --task "$2" --kernel "$so" $3 --limit-gbps "${lim% *}" \
+        --limit-tflops "${lim#* }" >"$4.log" 2>&1
+    sed -n 's/^report //p' "$4.log" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read()).get("verdict","?"))' 2>/dev/null || echo no-report
+}
+
 # 2. red team: each cheat caught with the right verdict
 if [ -f tests/redteam/manifest.json ]; then
-    python3 -c 'import json; [print(e["file"], e["task"], e["expect"]) for e in json.load(open("tests/redteam/manifest.json"))]' |
-    while read -r file task expect; do
-        name=$(basename "$file" .cu)
+    python3 -c 'import json; [print(i, e["file"], e["task"], e["expect"], e.get("runner_args", "-").replace(" ", "+"), e.get("not_faster_than", "-")) for i, e in enumerate(json.load(open("tests/redteam/manifest.json")))]' |
+    while read -r i file task expect rargs slower; do
+        name=$i-$(basename "$file" .cu)
         case "$task" in kb1/*|hopper/*) t=$task ;; *) t="tests/redteam/$task"; [ -f "$t" ] || t=$task ;; esac
-        "$CG" eval "tests/redteam/$file" --task "$t" --json --deadline 20 >"$OUT/rt_$name.json" 2>"$OUT/rt_$name.err"
-        v=$(verdict_of "$OUT/rt_$name.json")
-        if matches "$expect" "$v"; then echo "ok - red team $file: $v"; else echo "not ok - red team $file: expected $expect, got $v"; fi
+        if [ "$rargs" = - ]; then
+            "$CG" eval "tests/redteam/$file" --task "$t" --json --deadline 20 >"$OUT/rt_$name.json" 2>"$OUT/rt_$name.err"
+            v=$(verdict_of "$OUT/rt_$name.json")
+            how=""
+        else
+            v=$(runner_direct "tests/redteam/$file" "$t" "${rargs//+/ }" "$OUT/rt_$name")
+            how=" (runner ${rargs//+/ })"
+        fi
+        if matches "$expect" "$v"; then echo "ok - red team $file$how: $v"; else echo "not ok - red team $file on $task$how: expected $expect, got $v"; fi
+        # a passing cheat must not be faster than an honest kernel of the same core (its time is
+        # its real work): "not_faster_than" names that kernel, an earlier entry on the same task
+        ms=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["report"]["metrics"]["ms"])' "$OUT/rt_$name.json" 2>/dev/null)
+        [ "$rargs" = - ] && [ -n "$ms" ] && echo "$ms" >"$OUT/ms_$(basename "$file" .cu)_$(basename "$task" .json)"
+        if [ "$slower" != - ]; then
+            ref=$(cat "$OUT/ms_$(basename "$slower" .cu)_$(basename "$task" .json)" 2>/dev/null)
+            if [ -n "$ms" ] && [ -n "$ref" ] && python3 -c "import sys; sys.exit(0 if $ms >= 0.9 * $ref else 1)"; then
+                echo "ok - red team $file takes $ms ms, no less than 0.9 x $slower ($ref ms)"
+            else
+                echo "not ok - red team $file takes ${ms:-?} ms, faster than $slower (${ref:-?} ms): its time is not its work"
+            fi
+        fi
     done >"$OUT/redteam.log"
     cat "$OUT/redteam.log"
     passed=$((passed + $(grep -c '^ok - ' "$OUT/redteam.log")))

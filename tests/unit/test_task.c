@@ -691,6 +691,11 @@ TEST(task_flops_and_bytes)
 	CHECK(task_min_bytes(t) == 3.0 * 4096 * 4096 * 4);
 	CHECK(task_is_gemm_like(t));
 	CHECK_STR(task_workload(t), "gemm");
+
+	/* the plausibility bound's bytes: all inputs, the outputs less what an L2 can hold */
+	CHECK(task_dram_bytes(t, 0) == task_min_bytes(t));
+	CHECK(task_dram_bytes(t, 50e6) == 2.0 * 4096 * 4096 * 4 + (4096.0 * 4096 * 4 - 50e6));
+	CHECK(task_dram_bytes(t, 1e9) == 2.0 * 4096 * 4096 * 4);
 	task_free(t);
 
 	t = builtin("kb1/3_batched_matmul");
