@@ -36,6 +36,7 @@ BASELINE_OBJ := $(call obj,$(BASELINE_C) src/common/task.c src/common/embedded_f
 
 .PHONY: all deps test test-unit test-gpu asan clean fuzz fuzz-targets fuzz-run
 all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner $(BUILD)/cutegen-baseline $(BUILD)/confine-test \
+	$(BUILD)/forge-harness \
 	$(BUILD)/cutegen.1 $(BUILD)/cutegen.bash $(BUILD)/_cutegen
 
 deps:
@@ -84,6 +85,8 @@ $(BUILD)/cutegen-baseline: $(BASELINE_OBJ)
 
 # The seccomp filters of the runner, tried in a small process without CUDA (tests/e2e/judge.sh)
 $(BUILD)/confine-test: $(call obj,tests/confine/confine_test.c runner/confine.c)
+	$(CC) $(SANITIZE) -o $@ $^ -ldl -lpthread
+$(BUILD)/forge-harness: $(call obj,tests/confine/forge_harness.c runner/confine.c)
 	$(CC) $(SANITIZE) -o $@ $^ -ldl -lpthread
 
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRC)) $(CLI_OBJ)

@@ -33,6 +33,29 @@ else
     fails=$((fails + 1))
 fi
 
+# ---- class 2 forgers, whose route no static check sees: only the confinement stops them ----
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+    so_of() { "$CG" build "$REPO/tests/redteam/$1" --cache-dir "$T/kcache" --json 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin).get("so_path") or "")'; }
+    rso=$(so_of forge_libc_report_relu.cu); xso=$(so_of forge_libc_exec_relu.cu)
+    check "the forgers pass the source scan and the object check (only the runner can stop them)" \
+        '[ -n "$rso" ] && [ -n "$xso" ]'
+    mkdir -p "$T/f1" "$T/f2" "$T/f3"
+    (cd "$T/f1" && "$BUILD/forge-harness" "$rso" 3>"$T/f1.pipe" >/dev/null 2>&1)
+    check "unconfined, the report forger writes report.json (its route is real)" '[ -s "$T/f1/report.json" ]'
+    (cd "$T/f2" && "$BUILD/forge-harness" "$rso" --confine 3>"$T/f2.pipe" >"$T/f2.out" 2>&1)
+    check "confined, it cannot create report.json" '[ ! -e "$T/f2/report.json" ]'
+    check "confined, what it can write is a report without the nonce, on the pipe" \
+        'grep -q "\"verdict\":\"pass\"" "$T/f2.pipe" && ! grep -q nonce "$T/f2.pipe"'
+    # its parent is a throwaway shell: unconfined, the exec forger would SIGKILL it
+    bash -c '"$1" "$2" --confine 3>/dev/null; echo "survived $?"' _ "$BUILD/forge-harness" "$xso" \
+        >"$T/f3.out" 2>&1 </dev/null
+    check "confined, the exec forger's fork, exec, socket, open and kill all fail" \
+        'grep -q "returned 0" "$T/f3.out" && grep -q "survived 0" "$T/f3.out" && [ ! -e "$T/report.json" ]'
+else
+    echo "ok - # skipped the forgers: no nvcc here"
+fi
+
 # ---- the real runner's report channel (no GPU needed: it reports no_device) ----
 rt="$REPO/tests/redteam/tasks/relu_small.json"
 echo 0123456789abcdef0123456789abcdef | "$BUILD/cutegen-runner" --task "$rt" --kernel "$T/none.so" \
