@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,7 +89,6 @@ struct ctx {
 	char nonce[NONCE_MAX + 1];
 	double limit_gbps, limit_tflops; /* 0 = none given */
 	int nsets;                 /* input sets timed calls rotate over */
-	uint64_t rng;              /* host PRNG: timed calls' input seeds, sampled positions */
 	struct gate_mem *gate;
 
 	struct tensor tens[TASK_MAX_TENSORS];
@@ -448,6 +448,21 @@ static int call_candidate(struct ctx *c)
 static int sync_candidate(struct ctx *c)
 {
 	cudaError_t e = cudaStreamSynchronize(c->s);
+	if (e == cudaSuccess) {
+		/* the given stream is done; nothing else may be running: a kernel left behind on
+		 * another stream (working in the gaps, or at the runner's own buffers) outlives the
+		 * call. A device-wide synchronize that waits is that; one that never returns, the
+		 * deadline's. */
+		double t0 = wall_s();
+		e = cudaDeviceSynchronize();
+		double waited = wall_s() - t0;
+		if (e == cudaSuccess && waited > 2e-3) {
+			fail(c, VERDICT_TIMING_ESCAPE, "work launched by the kernel outlived the call: the device "
+			     "was still busy %.2f ms after the given stream finished; all work belongs on "
+			     "the given stream and ends with it", waited * 1e3);
+			return -1;
+		}
+	}
 	if (e == cudaSuccess)
 		e = cudaGetLastError();
 	if (e) {
@@ -840,20 +855,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* xorshift64*: positions and values the candidate cannot predict (seeded from getrandom) */
-static uint64_t rng_next(struct ctx *c)
+/* A random number from the kernel, drawn at the moment of use: no generator state in this
+ * process's memory that a candidate could read to predict the next seed or sampled position. */
+static uint64_t rnd64(void)
 {
-	uint64_t x = c->rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	c->rng = x;
-	return x * 0x2545F4914F6CDD1Dull;
+	uint64_t v = 0;
+	while (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v) && errno == EINTR)
+		;
+	return v;
 }
 
-static int64_t rng_below(struct ctx *c, int64_t n)
+static int64_t rnd_below(int64_t n)
 {
-	return n > 0 ? (int64_t)(rng_next(c) % (uint64_t)n) : 0;
+	return n > 0 ? (int64_t)(rnd64() % (uint64_t)n) : 0;
 }
 
 /* Points every input at buffer set k. */
@@ -925,7 +939,7 @@ static int fill_sets(struct ctx *c)
  * not its result, not a part of it for the inputs that did not change. */
 static int regenerate_inputs(struct ctx *c)
 {
-	int seed = (int)(rng_next(c) >> 34) + 1000000;
+	int seed = (int)(rnd64() >> 34) + 1000000;
 	for (int i = 0; i < c->ntens; i++) {
 		struct tensor *x = &c->tens[i];
 		if (x->spec.is_output)
@@ -976,7 +990,7 @@ static int verify_timed(struct ctx *c, int trial, int trials, struct timed_stats
 	int n = 0;
 	int64_t total = output(c)->numel;
 	for (int i = 0; i < (c->gemm_like ? GEMM_SAMPLES : OTHER_SAMPLES) && n < DK_MAX_CHECK_SAMPLES; i++)
-		idx[n++] = rng_below(c, total);
+		idx[n++] = rnd_below(total);
 	if (!c->gemm_like && compute_reference(c)) /* softmax: row statistics of these inputs */
 		return -1;
 	if (c->gemm_like) {
@@ -1284,19 +1298,6 @@ static void usage(void)
 		"       cutegen-runner --devices\n");
 }
 
-/* Seeds the host PRNG from the kernel's random source (before confinement; getrandom
- * stays allowed anyway). */
-static void seed_rng(struct ctx *c)
-{
-	uint64_t v = 0;
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
-		v = (uint64_t)(wall_s() * 1e9) ^ ((uint64_t)getpid() << 32);
-	if (fd >= 0)
-		close(fd);
-	c->rng = v ? v : 0x9E3779B97F4A7C15ull;
-}
-
 int main(int argc, char **argv)
 {
 	struct ctx c;
@@ -1360,7 +1361,6 @@ int main(int argc, char **argv)
 	/* first of all: a report without the nonce is refused, whatever it says */
 	if (c.report_fd >= 0 && read_nonce(&c))
 		goto report;
-	seed_rng(&c);
 
 	phase("task");
 	struct strbuf text = STRBUF_INIT;
@@ -1501,6 +1501,8 @@ report:
 	phase("report");
 	json_object_set_new(c.report, "checks", c.checks);
 	int rc = write_report(&c) ? 3 : 0;
-	task_free(c.t);
-	return rc;
+	fflush(stdout);
+	fflush(stderr);
+	/* _exit: no atexit handler or destructor of the candidate runs after the report */
+	_exit(rc);
 }

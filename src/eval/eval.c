@@ -372,6 +372,26 @@ bad:
 	return NULL;
 }
 
+/*
+ * A pass must show the protocol that earns it: the runner confined, every timed call on fresh
+ * inputs and checked (whole or sampled: as many checks as trials). A runner whose state was
+ * patched in-process to skip them reports what it did; NULL when the report shows it all,
+ * else why not (heap).
+ */
+static char *protocol_missing(json_t *rep)
+{
+	json_t *tm = json_object_get(rep, "timing"), *tc = json_object_get(tm, "timed_calls");
+	double trials = num_at(tm, "trials", NULL);
+	double checks = num_at(tc, "full_checks", NULL) + num_at(tc, "sampled_checks", NULL);
+	if (!json_is_true(json_object_get(rep, "confined")))
+		return xstrdup("the report does not say the runner was confined");
+	if (!json_is_true(json_object_get(tc, "enabled")) || !json_is_true(json_object_get(tc, "inputs_regenerated")))
+		return xstrdup("the report does not say the timed calls got fresh inputs and were checked");
+	if (!(trials >= 1) || checks != trials)
+		return xasprintf("the report gives %.0f trials but %.0f checks of timed calls", trials, checks);
+	return NULL;
+}
+
 /* The baseline's figures into the report, and the metrics that compare with them. */
 static void merge_baseline(struct eval_result *r, const struct task *t, json_t *b, int cached,
 			   const char *why, double lim_gbps, double lim_tflops)
@@ -610,6 +630,16 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		goto out;
 	}
 	take_report(r, rep);
+	char *missing = eval_passed(r) ? protocol_missing(r->report) : NULL;
+	if (missing) {
+		r->verdict = VERDICT_UNTRUSTED_REPORT;
+		free(r->message);
+		r->message = xasprintf("the runner's report says pass but %s: a pass must show the whole "
+				       "protocol (code in the kernel's process that changes the runner's "
+				       "state gets this)", missing);
+		free(missing);
+		goto out;
+	}
 	if (!o->no_baseline || base) {
 		merge_baseline(r, t, base, base_cached, base_why, lim_gbps, lim_tflops);
 		check_plausible(r, t, base, lim_gbps, lim_tflops);

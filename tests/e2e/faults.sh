@@ -59,7 +59,7 @@ garbage) head -c 3000 /dev/urandom; echo; echo "phase report"; printf '{"verdict
 noreport) echo "runner: cannot load the kernel"; exit 3 ;;
 esac
 echo "phase report"
-printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' "\$nonce" >/dev/fd/\$fd
+printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":3,"sampled_checks":1}},"runner_s":0.1}\n' "\$nonce" >/dev/fd/\$fd
 SH
 chmod +x "$T/bin/nvcc" "$T/bin/cutegen-runner"
 # The fake nvcc's object is empty: a fake objdump gives the object check a clean symbol table.

@@ -104,10 +104,13 @@ while [ \$# -gt 0 ]; do [ "\$1" = --report-fd ] && fd=\$2; shift; done
 read -r nonce
 echo "\$nonce" >"$T/nonce"
 ms=\$(cat "$T/ms" 2>/dev/null || echo 1000)
-rep() { printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":%s},"runner_s":0.1}' "\$1" "\$ms"; }
+proto='"confined":true,"timing":{"trials":10,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":3,"sampled_checks":7}}'
+[ "\$(cat "$T/mode")" = unchecked ] && proto='"confined":true,"timing":{"trials":10,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":3,"sampled_checks":0}}'
+[ "\$(cat "$T/mode")" = unconfined ] && proto='"timing":{"trials":10,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":3,"sampled_checks":7}}'
+rep() { printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":%s},%s,"runner_s":0.1}' "\$1" "\$ms" "\$proto"; }
 echo "phase check"
 case "\$(cat "$T/mode")" in
-good) echo "phase report"; rep "\$nonce" >/dev/fd/\$fd ;;
+good|unchecked|unconfined) echo "phase report"; rep "\$nonce" >/dev/fd/\$fd ;;
 wrong_nonce) echo "phase report"; rep 0123456789abcdef0123456789abcdef >/dev/fd/\$fd ;;
 no_nonce) echo "phase report"; printf '{"verdict":"pass","message":"","metrics":{"ms":1}}' >/dev/fd/\$fd ;;
 two) echo "phase report"; { rep "\$nonce"; rep "\$nonce"; } >/dev/fd/\$fd ;;
@@ -168,6 +171,13 @@ check "a report without the final phase line is refused ($v)" \
     '[ "$v" = untrusted_report ] && echo "$m" | grep -q "last phase line"'
 ev other_fd kb1/19_relu
 check "a report written to a file or stderr is not a report ($v)" '[ "$v" = runner_error ]'
+
+ev unchecked kb1/19_relu
+check "a pass whose timed calls were not all checked is refused ($v)" \
+    '[ "$v" = untrusted_report ] && echo "$m" | grep -q "10 trials but 3 checks"'
+ev unconfined kb1/19_relu
+check "a pass from a runner that was not confined is refused ($v)" \
+    '[ "$v" = untrusted_report ] && echo "$m" | grep -q "confined"'
 
 # kb1/19_relu moves 2 x 4096 x 393216 x 4 bytes = 12.9 GB: 1 ms would be 12900 GB/s
 ev good kb1/19_relu 1
