@@ -110,6 +110,21 @@ static void deny_if_one_of(struct prog *p, long nr, int argi, const unsigned *va
 	emit(p, RET_ERRNO(EPERM));
 }
 
+/* mmap: executable memory only from a file (dlopen maps the candidate's code so), never
+ * anonymous and never writable at once (code made at run time). */
+static void mmap_exec_from_files_only(struct prog *p)
+{
+	rule_begin(p, __NR_mmap, 8);
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)));                    /* prot */
+	emit(p, JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 1, 0));
+	emit(p, RET_ALLOW);                                                    /* not executable */
+	emit(p, JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, 3, 0));           /* writable too: deny */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)));                    /* flags */
+	emit(p, JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_ANONYMOUS, 1, 0));
+	emit(p, RET_ALLOW);                                                    /* a file's code */
+	emit(p, RET_ERRNO(EPERM));
+}
+
 static void prologue(struct prog *p)
 {
 	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
@@ -218,6 +233,12 @@ int confine_process(int report_fd, char *err, size_t errlen)
 	/* writes reach stdout, stderr, the report pipe, and the descriptors open now (CUDA's own:
 	 * device files, eventfds and pipes its threads may signal through; the runner itself
 	 * holds no file open for writing here); none opened from now on */
+	/* no code made at run time, even before the candidate is loaded: its constructors run
+	 * inside dlopen */
+	mmap_exec_from_files_only(&p);
+	deny_if_flags(&p, __NR_mprotect, 2, PROT_EXEC);
+	deny_if_flags(&p, __NR_pkey_mprotect, 2, PROT_EXEC);
+
 	unsigned fds[MAX_WRITE_FDS];
 	int nfd = 0;
 	fds[nfd++] = 1;

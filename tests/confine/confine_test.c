@@ -134,7 +134,17 @@ int main(int argc, char **argv)
 	check(lib != NULL || access("/lib/x86_64-linux-gnu/libz.so.1", F_OK) != 0,
 	      "dlopen of a new library works before the second filter");
 	void *m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	check(m != MAP_FAILED, "executable mmap works before the second filter");
+	check(m == MAP_FAILED && errno == EPERM, "anonymous executable mmap fails already (constructors run in dlopen)");
+	int rfd = open(ro, O_RDONLY);
+	m = rfd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, rfd, 0) : MAP_FAILED;
+	check(m != MAP_FAILED, "executable mmap of a file works before the second filter (dlopen)");
+	void *wx = rfd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE, rfd, 0) : MAP_FAILED;
+	check(wx == MAP_FAILED && errno == EPERM, "writable and executable at once fails");
+	void *rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	check(rw != MAP_FAILED && mprotect(rw, 4096, PROT_READ | PROT_EXEC) != 0 && errno == EPERM,
+	      "mprotect to executable fails already");
+	if (rfd >= 0)
+		close(rfd);
 
 	if (confine_no_new_exec(err, sizeof(err))) {
 		printf("not ok - confine_no_new_exec: %s\n", err);
