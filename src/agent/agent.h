@@ -54,6 +54,8 @@ struct agent_totals {
 	long tokens_in, tokens_out;
 	double cost_usd;
 	double wall_s, llm_s, compile_s, eval_s, evaluator_s, profile_s;
+	double compile_ahead_s;  /* compiles made ahead in parallel (builtin walks); in wall_s */
+	double cut_s;            /* of wall_s: nodes cut short by an environment error (not stored) */
 	long best_node;
 	double best_ms, best_speedup, best_roof; /* < 0 = none yet */
 	int stage;

@@ -214,9 +214,15 @@ void report_show_text(struct strbuf *out, const struct run_history *h)
 	strbuf_addf(out, "tokens: %ld in, %ld out; cost $%.4f\n", h->tokens_in, h->tokens_out,
 		    h->cost_usd);
 	double other = h->total_s - h->llm_s - h->compile_s - h->eval_s - h->profile_s;
-	strbuf_addf(out, "time: %.1f s total = model %.1f s + compile %.1f s + evaluate %.1f s + "
-		    "profile %.1f s + other %.1f s\n", h->total_s, h->llm_s, h->compile_s, h->eval_s,
+	strbuf_addf(out, "time: %.1f s total = model %.1f s + compile %.1f s", h->total_s, h->llm_s,
+		    h->compile_s - h->compile_ahead_s);
+	if (h->compile_ahead_s > 0)
+		strbuf_addf(out, " + compile (ahead, parallel) %.1f s", h->compile_ahead_s);
+	strbuf_addf(out, " + evaluate %.1f s + profile %.1f s + other %.1f s\n", h->eval_s,
 		    h->profile_s, other > 0 ? other : 0);
+	if (h->cut_s > 0)
+		strbuf_addf(out, "(%.1f s of it in work an environment error cut short: no node above "
+			    "holds it)\n", h->cut_s);
 }
 
 /* ---- charts ---- */
@@ -431,9 +437,12 @@ void report_run_html(struct strbuf *out, const struct run_history *h)
 		    "<tr><td>cost</td><td class=\"num\" id=\"cost\">$%.4f</td></tr>\n",
 		    h->tokens_in, h->tokens_out, h->cost_usd);
 	double other = h->total_s - h->llm_s - h->compile_s - h->eval_s - h->profile_s;
-	strbuf_addf(&b, "<tr><td>time</td><td>%.1f s: model %.1f s, compile %.1f s, evaluate %.1f s, "
-		    "profile %.1f s, other %.1f s</td></tr>\n</table>\n", h->total_s, h->llm_s,
-		    h->compile_s, h->eval_s, h->profile_s, other > 0 ? other : 0);
+	strbuf_addf(&b, "<tr><td>time</td><td>%.1f s: model %.1f s, compile %.1f s", h->total_s,
+		    h->llm_s, h->compile_s - h->compile_ahead_s);
+	if (h->compile_ahead_s > 0)
+		strbuf_addf(&b, ", compile (ahead, parallel) %.1f s", h->compile_ahead_s);
+	strbuf_addf(&b, ", evaluate %.1f s, profile %.1f s, other %.1f s</td></tr>\n</table>\n",
+		    h->eval_s, h->profile_s, other > 0 ? other : 0);
 	if (!h->best_node)
 		strbuf_addstr(&b, "<p class=\"warn\" id=\"no-correct\">This run has no correct kernel: "
 			      "no node passed the evaluation. The history below shows what failed.</p>\n");
