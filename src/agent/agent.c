@@ -893,6 +893,7 @@ static double prebuild(struct agent *a)
 			    jobs < n ? jobs : n);
 	emit(a, AGENT_EV_INFO, t, NULL);
 	free(t);
+	emit(a, AGENT_EV_PHASE, "compiling the stage's candidates ahead", NULL);
 	fflush(NULL);
 	int running = 0;
 	for (int i = 0; i < n; i++) {
@@ -944,6 +945,31 @@ static int switch_family(struct agent *a)
 }
 
 /*
+ * How many candidates the walk still has after next (the one about to be tried) if none of
+ * them beats the best: the plan the status line counts against ("node 3/10", not the budget).
+ */
+static int walk_left(struct agent *a, const struct builtin_config *next)
+{
+	struct builtin_tried *t = xcalloc((size_t)a->ntried + 1, sizeof(*t));
+	size_t alloc = (size_t)a->ntried + 1;
+	int n = a->ntried;
+	memcpy(t, a->tried, (size_t)n * sizeof(*t));
+	/* passes, never faster than the best, roofline unknown (no early stop) */
+	t[n++] = (struct builtin_tried){ .cfg = *next, .passed = 1, .ms = 1e30, .roof = -1 };
+	int left = 0, stage;
+	struct builtin_config c;
+	char *what;
+	while (left < 100000 && !builtin_next(&a->bsp, a->task, t, n, &c, &stage, &what)) {
+		free(what);
+		ALLOC_GROW(t, (size_t)n + 1, alloc);
+		t[n++] = (struct builtin_tried){ .cfg = c, .passed = 1, .ms = 1e30, .roof = -1 };
+		left++;
+	}
+	free(t);
+	return left;
+}
+
+/*
  * The builtin policy's next candidate into src, with the node's kind, stage and change; the
  * agent's stage follows the policy's. 1 when the walk is over (the run stops).
  */
@@ -975,6 +1001,7 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 	}
 	while (a->stage < stage && a->stop == AGENT_RUNNING)
 		next_stage(a, 0);
+	a->totals.planned = a->ntried + 1 + walk_left(a, &cfg);
 	if (stage != a->prebuilt_stage) {
 		a->prebuilt_stage = stage;
 		n->compile_ahead_s = prebuild(a);

@@ -60,6 +60,9 @@ struct agent_totals {
 	double best_ms, best_speedup, best_roof; /* < 0 = none yet */
 	int stage;
 	const char *stage_name;
+	int planned;             /* builtin walks: the nodes the walk will have made in all if no
+				    later candidate beats the best (a new best can move it); 0 = not
+				    known (model runs: the --iters budget is the plan) */
 	char last_verdict[32];   /* of the last node, "" before the first */
 };
 

@@ -72,8 +72,11 @@ static void show_status(struct ui *u, const struct agent_totals *t)
 		snprintf(best, sizeof(best), "%.4g ms", t->best_ms);
 	if (t->best_speedup > 0)
 		snprintf(best + strlen(best), sizeof(best) - strlen(best), " %.2fx", t->best_speedup);
+	/* of the walk's plan when it is shorter than the budget ("node 3/10", not 3/64) */
+	int of = t->planned > 0 && t->planned < u->iters ? t->planned : u->iters;
+	int k = t->nodes + 1 < of ? t->nodes + 1 : of; /* after the last node: N/N */
 	fprintf(stderr, "\r\033[K[stage %d %s] node %d/%d %s | last %s | best %s | %ld tok",
-		t->stage, t->stage_name ? t->stage_name : "", t->nodes + 1, u->iters,
+		t->stage, t->stage_name ? t->stage_name : "", k, of,
 		u->phase ? u->phase : "", t->last_verdict[0] ? t->last_verdict : "-", best,
 		t->tokens_in + t->tokens_out + u->tokens);
 	if (t->cost_usd > 0)
