@@ -693,7 +693,17 @@ static void first_line(const char *s, char **out)
 		p++;
 	const char *nl = strchr(p, '\n');
 	size_t n = nl ? (size_t)(nl - p) : strlen(p);
-	*out = xstrndup(p, n > 240 ? 240 : n);
+	if (n <= NODE_MESSAGE_MAX) {
+		*out = xstrndup(p, n);
+		return;
+	}
+	/* too long: up to the last whole word that fits, then "..." */
+	size_t k = NODE_MESSAGE_MAX - 3;
+	while (k > NODE_MESSAGE_MAX / 2 && p[k] != ' ')
+		k--;
+	while (k > 0 && p[k - 1] == ' ')
+		k--;
+	*out = xasprintf("%.*s...", (int)k, p);
 }
 
 static void status_line(struct strbuf *sb, const char *label, double ms, double speedup,

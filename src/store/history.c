@@ -162,6 +162,7 @@ json_t *history_to_json(const struct run_history *h)
 		json_object_set_new(o, "outcome", str_or_null(x->outcome));
 		json_object_set_new(o, "message", str_or_null(x->message));
 		json_object_set_new(o, "change", str_or_null(x->change));
+		json_object_set_new(o, "has_profile", json_boolean(x->profile_sha[0] != 0));
 		json_object_set_new(o, "ms", num_or_null(x->ms));
 		json_object_set_new(o, "speedup", num_or_null(x->speedup));
 		json_object_set_new(o, "roofline_fraction", num_or_null(x->roofline_fraction));

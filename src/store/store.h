@@ -82,6 +82,10 @@ int store_run_finish(struct store *s, const char *status, const char *stop_reaso
  * store_nodes fills heap copies (compile_log, report, prompt and profile are not loaded back:
  * their sha256 fields say where they are). The verdict is a name of common/verdict.h.
  */
+/* A node's message is one line of at most this many bytes; a longer one is cut after its last
+ * whole word that fits, with "..." (older cutegens cut it here mid-word). */
+#define NODE_MESSAGE_MAX 240
+
 struct store_node {
 	long id;             /* filled by store_add_node: 1, 2, ... */
 	int iteration;       /* 1-based count of nodes, as the budget counts them */
