@@ -136,4 +136,15 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     rc=$?
     check "the --kernel-only file passes cutegen build with the real nvcc (rc $rc)" '[ $rc -eq 0 ] && grep -q "compiled in" "$T/x9"' || tail -20 "$T/x9"
 fi
+
+# ---- a long message is stored cut after a whole word, with "..." ----
+printf '// another kernel\n' | cat - "$SEED" >"$T/k2.cu"
+sha2=$(sha256sum "$T/k2.cu" | cut -d' ' -f1)
+long=$(python3 -c 'print(" ".join("word%d" % i for i in range(80)))')
+printf '{"verdict":"incorrect","message":"%s","metrics":{}}\n' "$long" >"$T/rec/$sha2.json"
+NVCC="$T/bin/nvcc" "$CUTEGEN" run kb1/19_relu --seed-kernel "$T/k2.cu" --recorded-evals "$T/rec" \
+    --cache-dir "$T/bc" --out "$T/long" --quiet >/dev/null 2>&1
+msg=$(sqlite3 "$T/long/run.db" "select message from nodes where id = 1" 2>/dev/null)
+check "a long message is stored cut after a whole word, with '...' (${msg: -24})" \
+    'case "$msg" in *"...") p=${msg%...}; [ ${#msg} -le 240 ] && [ "${long#"$p"}" != "$long" ] && [ "${long:${#p}:1}" = " " ] ;; *) false ;; esac'
 [ $fails -eq 0 ]
