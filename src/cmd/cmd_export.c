@@ -5,6 +5,7 @@
 #include "cmd/cutegen.h"
 #include "report/export.h"
 #include "store/history.h"
+#include "util/err.h"
 #include "util/opt.h"
 #include "util/xalloc.h"
 
@@ -46,7 +47,7 @@ int cmd_export(int argc, char **argv)
 	if (er) {
 		error("%s", err);
 		free(err);
-		rc = er == -2 ? EXIT_USAGE : h.best_node ? EXIT_INPUT : EXIT_VERDICT;
+		rc = er == CG_USAGE ? exit_status_for(er) : h.best_node ? EXIT_INPUT : EXIT_VERDICT;
 	} else if (o.kernel_only) {
 		printf("exported node %ld of %s to %s/%s.cu: the kernel as verified (cutegen build, "
 		       "cutegen eval take it)\n", h.best, argv[1], o.out_dir, name);

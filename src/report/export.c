@@ -7,6 +7,7 @@
 #include "eval/build.h"
 #include "common/embedded.h"
 #include "common/task.h"
+#include "util/err.h"
 #include "util/fsutil.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
@@ -461,13 +462,14 @@ static int changed_files(const char *dir, const struct outputs *o, struct strbuf
 	for (int i = 0; i < o->n; i++) {
 		char *p = xasprintf("%s/%s", dir, o->f[i].path);
 		strbuf_reset(&cur);
-		int r = file_exists(p) ? strbuf_read_file(&cur, p, 64u << 20) : 1;
+		int there = file_exists(p);
+		int r = there ? strbuf_read_file(&cur, p, 64u << 20) : CG_OK;
 		free(p);
-		if (r == 1 || (r == 0 && cur.len == o->f[i].data.len &&
+		if (!there || (r == CG_OK && cur.len == o->f[i].data.len &&
 			       !memcmp(cur.buf, o->f[i].data.buf, cur.len)))
 			continue; /* absent, or already what we write */
 		char sha[65];
-		if (r == 0) {
+		if (r == CG_OK) { /* one it cannot read counts as the user's */
 			sha256_hex(cur.buf, cur.len, sha);
 			if (manifest_has(man.buf, o->f[i].path, sha))
 				continue; /* ours, untouched since */
@@ -667,7 +669,7 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 		*err = xasprintf("export would overwrite files changed since cutegen wrote them in "
 				 "'%s': %s; move them away, pick another --out, or give --force",
 				 o->out_dir, sb.buf);
-		rc = -2;
+		rc = CG_USAGE;
 		goto out;
 	}
 	if (outputs_write(o->out_dir, &out, err))

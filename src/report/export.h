@@ -27,9 +27,10 @@ struct export_opts {
 };
 
 /* Writes the files and OUT/.cutegen-export, the manifest of what it wrote (sha256 per file);
- * returns 0, -2 when a file there changed since cutegen wrote it (or was never cutegen's) and
- * force is not set (nothing is written; *err names the files), or -1 with a heap message in
- * *err (no correct kernel, a task the store cannot give back, an unwritable directory).
+ * returns 0, CG_USAGE when a file there changed since cutegen wrote it (or was never
+ * cutegen's) and force is not set (nothing is written; *err names the files), or -1 with a
+ * heap message in *err (no correct kernel, a task the store cannot give back, an unwritable
+ * directory).
  * *name_out (heap, may be NULL) gets the name used. */
 int export_run(const struct run_history *h, const struct export_opts *o, char **name_out,
 	       char **err);
