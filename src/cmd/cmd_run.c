@@ -596,7 +596,7 @@ static int check_device(const struct run_opts *r)
 		error("cutegen-runner not found: build it with 'make' (or set CUTEGEN_RUNNER)");
 		return EXIT_ENV;
 	}
-	json_t *j = eval_list_devices(runner, &err);
+	json_t *j = eval_list_devices(runner, 1, &err);
 	free(runner);
 	if (!j) {
 		error("cannot list the GPUs: %s; 'cutegen doctor' checks the setup", err);
