@@ -81,6 +81,7 @@ struct agent {
 	int ntried;
 	size_t tried_alloc;
 	int prebuilt_stage;   /* the stage whose candidates were compiled ahead, in parallel */
+	char prebuild_phase[80]; /* the status line's phase while they compile (outlives the event) */
 
 	struct agent_totals totals;
 	enum agent_stop stop;
@@ -903,7 +904,9 @@ static double prebuild(struct agent *a)
 			    jobs < n ? jobs : n);
 	emit(a, AGENT_EV_INFO, t, NULL);
 	free(t);
-	emit(a, AGENT_EV_PHASE, "compiling the stage's candidates ahead", NULL);
+	snprintf(a->prebuild_phase, sizeof(a->prebuild_phase), "compiling the stage's %d "
+		 "candidates ahead, %ld at a time", n, jobs < n ? jobs : n);
+	emit(a, AGENT_EV_PHASE, a->prebuild_phase, NULL);
 	fflush(NULL);
 	int running = 0;
 	for (int i = 0; i < n; i++) {

@@ -63,7 +63,7 @@ tr '\r' '\n' <"$T/r_tty" | grep -ao 'node [0-9]*/[0-9]*' | sort -u >"$T/r_nodes"
 check "run status line: node k/10 (the walk's 10 candidates), never k/64 nor past 10 ($(tr '\n' ' ' <"$T/r_nodes"))" \
     'grep -q "node 1/10" "$T/r_nodes" && grep -q "node 10/10" "$T/r_nodes" && ! grep -q "/64" "$T/r_nodes" && ! grep -q "node 1[1-9]/" "$T/r_nodes"'
 check "run status line: says when it compiles a stage's candidates ahead" \
-    'grep -aq "compiling the stage.s candidates ahead" "$T/r_tty"'
+    'grep -aq "compiling the stage.s 8 candidates ahead, 2 at a time" "$T/r_tty"'
 
 # ---- suite: an honest ETA ----
 printf '%s\n' "$TASK" "$TASK" "$TASK" >"$T/list.txt"
