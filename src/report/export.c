@@ -503,7 +503,24 @@ static int outputs_write(const char *dir, const struct outputs *o, char **err)
 		sha256_hex(o->f[i].data.buf, o->f[i].data.len, sha);
 		strbuf_addf(&man, "%s  %s\n", sha, o->f[i].path);
 	}
+	/* the entries of an earlier export for files this one does not write stay (a
+	 * --kernel-only export beside a full one) */
 	char *mp = xasprintf("%s/%s", dir, MANIFEST_FILE);
+	struct strbuf old = STRBUF_INIT;
+	if (!strbuf_read_file(&old, mp, 1 << 20)) {
+		for (const char *l = old.buf; *l;) {
+			const char *nl = strchr(l, '\n');
+			size_t len = nl ? (size_t)(nl - l) : strlen(l);
+			int ours = len <= 66;
+			for (int i = 0; i < o->n && !ours; i++)
+				ours = len - 66 == strlen(o->f[i].path) &&
+				       !strncmp(l + 66, o->f[i].path, len - 66);
+			if (!ours)
+				strbuf_addf(&man, "%.*s\n", (int)len, l);
+			l = nl ? nl + 1 : l + len;
+		}
+	}
+	strbuf_release(&old);
 	if (write_file_atomic(mp, man.buf, man.len)) {
 		*err = xasprintf("cannot write '%s': %s", mp, strerror(errno));
 		free(mp);

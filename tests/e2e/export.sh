@@ -131,6 +131,11 @@ check "show --kernel --node 9 of a 1-node run: exit 2, says so (rc $rc)" '[ $rc 
 rc=$?
 check "export --kernel-only writes only NAME.cu, the kernel as verified (rc $rc)" \
     '[ $rc -eq 0 ] && cmp -s "$T/ko/k19_relu.cu" "$SEED" && [ "$(ls "$T/ko")" = k19_relu.cu ]' || { cat "$T/x8"; ls "$T/ko"; }
+"$CUTEGEN" export "$T/r" --out "$D" --kernel-only >/dev/null 2>&1
+"$CUTEGEN" export "$T/r" --out "$D" --arch sm_80 >/dev/null 2>"$T/x10"
+rc=$?
+check "a --kernel-only export beside a full one keeps the manifest of the others (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "CMakeLists.txt" "$D/.cutegen-export"' || cat "$T/x10"
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     "$CUTEGEN" build "$T/ko/k19_relu.cu" --cache-dir "$T/real-cache" >"$T/x9" 2>&1
     rc=$?
