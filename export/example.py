@@ -15,7 +15,8 @@ SPEC = json.load(open(os.path.join(HERE, "export.json")))
 TASK = json.load(open(os.path.join(HERE, "task.json")))
 CUTLASS_INCLUDE = os.path.join(os.environ["CUTLASS_DIR"], "include") if "CUTLASS_DIR" in os.environ \
     else SPEC["cutlass_include"]
-DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+          "fp8_e4m3": torch.float8_e4m3fn}
 
 # Every activation a task may name (task.c's act_names), as the runner computes it: "gelu" is
 # the exact erf form (KernelBench's F.gelu), "swish" and "silu" are the same.

@@ -36,7 +36,7 @@ mkrun() {
         --cache-dir "$T/bc" --out "$2" --quiet >/dev/null 2>"$2.err"
 }
 
-# ---- example.py covers every op and activation of the built-in suites ----
+# ---- example.py covers every op, activation and dtype of the built-in JSON suites ----
 mkdir -p "$T/fake/torch/nn" "$T/fake/torch/utils"
 cat >"$T/fake/torch/__init__.py" <<'PY'
 # a stand-in for torch: every call gives a tensor-like value; only what example.py reads is real
@@ -63,14 +63,17 @@ spec.loader.exec_module(m)
 inputs = [m.torch.T() for t in m.SPEC["tensors"] if not t["output"]]
 scalars = {s["name"]: s["value"] for s in m.SPEC["scalars"]}
 m.reference(inputs, scalars)
+missing = {t["dtype"] for t in m.SPEC["tensors"]} - set(m.DTYPES)
+if missing:
+    raise SystemExit("no torch dtype for %s" % sorted(missing))
 PY
 python3 - "$REPO" >"$T/tasks.txt" <<'PY'
 import json, sys
 seen = set()
-for suite in ("kb1", "hopper"):
+for suite in ("kb1", "hopper", "llm"):
     d = json.load(open("%s/tasks/%s.json" % (sys.argv[1], suite)))
     for t in d["tasks"] if isinstance(d, dict) else d:
-        key = (t["op"], t.get("activation"), json.dumps(t.get("epilogue")), t.get("mask"),
+        key = (t["op"], t.get("dtype"), t.get("activation"), json.dumps(t.get("epilogue")), t.get("mask"),
                t.get("a_layout"), t.get("b_layout"))
         if key not in seen:
             seen.add(key)
@@ -86,8 +89,8 @@ while read -r task; do
         nbad=$((nbad + 1)); badlist="$badlist $task($(cat "$d.run.err" "$d.xerr" "$d.py.out" 2>/dev/null | tail -1))"
     fi
 done <"$T/tasks.txt"
-check "example.py has a reference for each of the $nt kinds of task in kb1 and hopper ($nbad without:$badlist)" \
-    '[ $nt -ge 15 ] && [ $nbad -eq 0 ]'
+check "example.py has a reference and dtypes for each of the $nt kinds of task in kb1, hopper and llm ($nbad without:$badlist)" \
+    '[ $nt -ge 20 ] && [ $nbad -eq 0 ]'
 
 # ---- never overwrite what the user changed ----
 mkrun kb1/19_relu "$T/r"
