@@ -966,7 +966,8 @@ static int walk_left(struct agent *a, const struct builtin_config *next)
 	struct builtin_tried *t = xcalloc((size_t)a->ntried + 1, sizeof(*t));
 	size_t alloc = (size_t)a->ntried + 1;
 	int n = a->ntried;
-	memcpy(t, a->tried, (size_t)n * sizeof(*t));
+	if (n)
+		memcpy(t, a->tried, (size_t)n * sizeof(*t));
 	/* passes, never faster than the best, roofline unknown (no early stop) */
 	t[n++] = (struct builtin_tried){ .cfg = *next, .passed = 1, .ms = 1e30, .roof = -1 };
 	int left = 0, stage;
