@@ -41,6 +41,13 @@ sleep 0.4
 printf '{"verdict":"pass","message":"","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.4}\n' >"\$out"
 SH
 chmod +x "$T/bin/nvcc" "$T/bin/cutegen-runner"
+# The fake nvcc's object is empty: a fake objdump gives the object check a clean symbol table.
+cat >"$T/bin/objdump" <<'SH'
+#!/usr/bin/env bash
+[ "$1" = -wtr ] && printf '\nSYMBOL TABLE:\n0000000000000000 g     F .text\t0000000000000010 cutegen_launch\n'
+exit 0
+SH
+chmod +x "$T/bin/objdump"
 export PATH="$T/bin:$PATH" CUTEGEN_RUNNER="$T/bin/cutegen-runner" NVCC="$T/bin/nvcc"
 export CUTEGEN_BUILTIN_DIR="$REPO/tests/data/builtin" CUTEGEN_BUILD_JOBS=2
 TASK="$REPO/tests/data/loop/relu_small.json"

@@ -27,12 +27,19 @@ while [ $# -gt 0 ]; do [ "$1" = -o ] && { : >"$2"; exit 0; }; shift; done
 exit 1
 SH
 chmod +x "$T/bin/nvcc"
+# The fake nvcc's object is empty: a fake objdump gives the object check a clean symbol table.
+cat >"$T/bin/objdump" <<'SH'
+#!/usr/bin/env bash
+[ "$1" = -wtr ] && printf '\nSYMBOL TABLE:\n0000000000000000 g     F .text\t0000000000000010 cutegen_launch\n'
+exit 0
+SH
+chmod +x "$T/bin/objdump"
 SEED="$REPO/kernels/relu_fp32.cu"
 sha=$(sha256sum "$SEED" | cut -d' ' -f1)
 printf '{"verdict":"pass","message":"","device":{"name":"NVIDIA H200","cc":"9.0","index":0},"metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.1}\n' >"$T/rec/$sha.json"
 # mkrun TASK DIR: a run whose best kernel is the seed
 mkrun() {
-    NVCC="$T/bin/nvcc" "$CUTEGEN" run "$1" --seed-kernel "$SEED" --recorded-evals "$T/rec" \
+    PATH="$T/bin:$PATH" NVCC="$T/bin/nvcc" "$CUTEGEN" run "$1" --seed-kernel "$SEED" --recorded-evals "$T/rec" \
         --cache-dir "$T/bc" --out "$2" --quiet >/dev/null 2>"$2.err"
 }
 
@@ -150,7 +157,7 @@ printf '// another kernel\n' | cat - "$SEED" >"$T/k2.cu"
 sha2=$(sha256sum "$T/k2.cu" | cut -d' ' -f1)
 long=$(python3 -c 'print(" ".join("word%d" % i for i in range(80)))')
 printf '{"verdict":"incorrect","message":"%s","metrics":{}}\n' "$long" >"$T/rec/$sha2.json"
-NVCC="$T/bin/nvcc" "$CUTEGEN" run kb1/19_relu --seed-kernel "$T/k2.cu" --recorded-evals "$T/rec" \
+PATH="$T/bin:$PATH" NVCC="$T/bin/nvcc" "$CUTEGEN" run kb1/19_relu --seed-kernel "$T/k2.cu" --recorded-evals "$T/rec" \
     --cache-dir "$T/bc" --out "$T/long" --quiet >/dev/null 2>&1
 msg=$(sqlite3 "$T/long/run.db" "select message from nodes where id = 1" 2>/dev/null)
 check "a long message is stored cut after a whole word, with '...' (${msg: -24})" \
