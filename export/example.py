@@ -15,18 +15,40 @@ SPEC = json.load(open(os.path.join(HERE, "export.json")))
 TASK = json.load(open(os.path.join(HERE, "task.json")))
 CUTLASS_INCLUDE = os.path.join(os.environ["CUTLASS_DIR"], "include") if "CUTLASS_DIR" in os.environ \
     else SPEC["cutlass_include"]
-DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+          "fp8_e4m3": torch.float8_e4m3fn}
 
+# Every activation a task may name (task.c's act_names), as the runner computes it: "gelu" is
+# the exact erf form (KernelBench's F.gelu), "swish" and "silu" are the same.
 ACTS = {
-    "relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "swish": F.silu, "silu": F.silu,
-    "gelu_erf": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "selu": F.selu,
+    "none": lambda x: x, "relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+    "swish": F.silu, "silu": F.silu, "gelu": F.gelu, "gelu_erf": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "selu": F.selu,
     "hardsigmoid": F.hardsigmoid, "softsign": F.softsign,
     "mingpt_gelu": lambda x: 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3))),
 }
+# Activations with parameters: the scalars the kernel receives, by the names export.json gives
+# them (the task's own names), in the order F takes them.
+PARAM_ACTS = {
+    "leaky_relu": (F.leaky_relu, ["negative_slope"]),
+    "elu": (F.elu, ["alpha"]),
+    "hardtanh": (F.hardtanh, ["min_val", "max_val"]),
+    "softplus": (F.softplus, ["beta", "threshold"]),
+}
+
+
+def activation(name, y, scalars):
+    if name in PARAM_ACTS:
+        fn, params = PARAM_ACTS[name]
+        return fn(y, *[scalars[p] for p in params])
+    if name not in ACTS:
+        raise SystemExit("example.py has no PyTorch reference for activation %r" % name)
+    return ACTS[name](y)
 
 
 def reference(inputs, scalars):
-    """The op of the task, as KernelBench's reference model computes it (fp32 math)."""
+    """The op of the task, as KernelBench's reference model computes it (fp32 math). The
+    scalars are export.json's, by name: alpha (gemm), scalar (scalar_mul), an activation's."""
     op, t = TASK["op"], TASK
     x = [i.float() for i in inputs]
     if op == "gemm":
@@ -36,9 +58,7 @@ def reference(inputs, scalars):
         epi = t.get("epilogue", {})
         if epi.get("bias"):
             c = c + x[2]
-        act = epi.get("activation", "none")
-        if act != "none":
-            c = ACTS[act](c)
+        c = activation(epi.get("activation", "none"), c, scalars)
         if t.get("mask") == "upper":
             c = torch.triu(c)
         elif t.get("mask") == "lower":
@@ -47,24 +67,16 @@ def reference(inputs, scalars):
     if op == "matvec":
         return [x[0] @ x[1]]
     if op == "scalar_mul":
-        return [x[0] * scalars["s"]]
+        return [x[0] * scalars["scalar"]]
     if op == "diag_matmul":
         return [torch.diag(x[0]) @ x[1]]
     if op == "softmax":
         return [torch.softmax(x[0], dim=-1)]
     if op == "log_softmax":
         return [torch.log_softmax(x[0], dim=-1)]
-    act = t.get("activation")
-    y = x[0]
-    if act == "leaky_relu":
-        return [F.leaky_relu(y, scalars["negative_slope"])]
-    if act == "elu":
-        return [F.elu(y, scalars["alpha"])]
-    if act == "hardtanh":
-        return [F.hardtanh(y, scalars["min_val"], scalars["max_val"])]
-    if act == "softplus":
-        return [F.softplus(y, scalars["beta"], scalars["threshold"])]
-    return [ACTS[act](y)]
+    if op == "elementwise":
+        return [activation(t.get("activation", "none"), x[0], scalars)]
+    raise SystemExit("example.py has no PyTorch reference for op %r" % op)
 
 
 def main():

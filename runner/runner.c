@@ -1278,7 +1278,10 @@ static const char *no_device_reason(cudaError_t e)
 	return cudaGetErrorString(e);
 }
 
-static int list_devices(void)
+/* --devices: the GPUs as JSON. brief (--devices --brief, what `cutegen run` and `suite` ask
+ * before they start) reads properties only, making no context on any GPU: a suite's runs ask
+ * while other GPUs time kernels. */
+static int list_devices(int brief)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
@@ -1297,15 +1300,18 @@ static int list_devices(void)
 		if (cudaGetDeviceProperties(&p, i))
 			continue;
 		size_t fr = 0, tot = 0;
-		cudaSetDevice(i);
-		cudaMemGetInfo(&fr, &tot);
+		if (!brief) {
+			cudaSetDevice(i);
+			cudaMemGetInfo(&fr, &tot);
+		}
 		json_t *d = json_object();
 		json_object_set_new(d, "index", json_integer(i));
 		json_object_set_new(d, "name", json_string(p.name));
 		json_object_set_new(d, "cc", json_sprintf("%d.%d", p.major, p.minor));
 		json_object_set_new(d, "sms", json_integer(p.multiProcessorCount));
 		json_object_set_new(d, "memory_gb", json_real((double)p.totalGlobalMem / 1e9));
-		json_object_set_new(d, "free_gb", json_real((double)fr / 1e9));
+		if (!brief)
+			json_object_set_new(d, "free_gb", json_real((double)fr / 1e9));
 		json_object_set_new(d, "l2_mb", json_real(p.l2CacheSize / 1e6));
 		json_array_append_new(a, d);
 	}
@@ -1321,7 +1327,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: cutegen-runner --task TASK.json --kernel K.so [--report-fd N] [--device N] "
 		"[--quick] [--trials N] [--limit-gbps G] [--limit-tflops T] [--profile]\n"
-		"       cutegen-runner --devices\n");
+		"       cutegen-runner --devices [--brief]\n");
 }
 
 int main(int argc, char **argv)
@@ -1336,7 +1342,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--devices"))
-			return list_devices();
+			return list_devices(v && !strcmp(v, "--brief"));
 		else if (!strcmp(a, "--quick"))
 			c.quick = 1;
 		else if (!strcmp(a, "--profile"))

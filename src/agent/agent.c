@@ -81,6 +81,7 @@ struct agent {
 	int ntried;
 	size_t tried_alloc;
 	int prebuilt_stage;   /* the stage whose candidates were compiled ahead, in parallel */
+	char prebuild_phase[80]; /* the status line's phase while they compile (outlives the event) */
 
 	struct agent_totals totals;
 	enum agent_stop stop;
@@ -293,6 +294,7 @@ static void apply_node(struct agent *a, const struct store_node *n, int replay)
 	ADD(eval_s);
 	ADD(evaluator_s);
 	ADD(profile_s);
+	ADD(compile_ahead_s);
 #undef ADD
 	a->totals.wall_s += n->total_s > 0 ? n->total_s : 0;
 	a->step = n->step;
@@ -539,6 +541,19 @@ int agent_restore(struct agent *a, char **err)
 	size_t n;
 	if (store_nodes(a->store, &nodes, &n, err))
 		return -1;
+	struct store_run run;
+	if (!store_run_get(a->store, &run, err)) { /* the time of nodes cut short, not in a row */
+		a->totals.wall_s += run.cut_s;
+		a->totals.cut_s += run.cut_s;
+		a->totals.llm_s += run.cut_llm_s;
+		a->totals.compile_s += run.cut_compile_s;
+		a->totals.eval_s += run.cut_eval_s;
+		a->totals.compiles += run.cut_compiles;
+		store_run_release(&run);
+	} else {
+		free(*err);
+		*err = NULL;
+	}
 	for (size_t i = 0; i < n && a->stop == AGENT_RUNNING; i++) {
 		if (!nodes[i].outcome || !*nodes[i].outcome) {
 			*err = xasprintf("node %ld in the run store has no outcome", nodes[i].id);
@@ -679,7 +694,17 @@ static void first_line(const char *s, char **out)
 		p++;
 	const char *nl = strchr(p, '\n');
 	size_t n = nl ? (size_t)(nl - p) : strlen(p);
-	*out = xstrndup(p, n > 240 ? 240 : n);
+	if (n <= NODE_MESSAGE_MAX) {
+		*out = xstrndup(p, n);
+		return;
+	}
+	/* too long: up to the last whole word that fits, then "..." */
+	size_t k = NODE_MESSAGE_MAX - 3;
+	while (k > NODE_MESSAGE_MAX / 2 && p[k] != ' ')
+		k--;
+	while (k > 0 && p[k - 1] == ' ')
+		k--;
+	*out = xasprintf("%.*s...", (int)k, p);
 }
 
 static void status_line(struct strbuf *sb, const char *label, double ms, double speedup,
@@ -862,8 +887,9 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
  * fill the compile cache): a stage's candidates do not depend on each other's times, and the
  * evaluations that follow are then cache hits. Failures are left for the node to report.
  */
-static void prebuild(struct agent *a)
+static double prebuild(struct agent *a)
 {
+	double t0 = now_s();
 	struct builtin_config c[BUILTIN_STAGE_CANDIDATES_MAX];
 	int n = builtin_pending(&a->bsp, a->task, a->tried, a->ntried, c);
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -873,11 +899,14 @@ static void prebuild(struct agent *a)
 	if (jobs > 16)
 		jobs = 16;
 	if (n < 2 || jobs < 2)
-		return;
+		return 0;
 	char *t = xasprintf("compiling the %d candidates of this stage, %ld at a time", n,
 			    jobs < n ? jobs : n);
 	emit(a, AGENT_EV_INFO, t, NULL);
 	free(t);
+	snprintf(a->prebuild_phase, sizeof(a->prebuild_phase), "compiling the stage's %d "
+		 "candidates ahead, %ld at a time", n, jobs < n ? jobs : n);
+	emit(a, AGENT_EV_PHASE, a->prebuild_phase, NULL);
 	fflush(NULL);
 	int running = 0;
 	for (int i = 0; i < n; i++) {
@@ -899,6 +928,7 @@ static void prebuild(struct agent *a)
 	}
 	while (running > 0 && waitpid(-1, NULL, 0) > 0)
 		running--;
+	return now_s() - t0;
 }
 
 /*
@@ -925,6 +955,32 @@ static int switch_family(struct agent *a)
 	free(t);
 	use_family(a, &next);
 	return 0;
+}
+
+/*
+ * How many candidates the walk still has after next (the one about to be tried) if none of
+ * them beats the best: the plan the status line counts against ("node 3/10", not the budget).
+ */
+static int walk_left(struct agent *a, const struct builtin_config *next)
+{
+	struct builtin_tried *t = xcalloc((size_t)a->ntried + 1, sizeof(*t));
+	size_t alloc = (size_t)a->ntried + 1;
+	int n = a->ntried;
+	if (n)
+		memcpy(t, a->tried, (size_t)n * sizeof(*t));
+	/* passes, never faster than the best, roofline unknown (no early stop) */
+	t[n++] = (struct builtin_tried){ .cfg = *next, .passed = 1, .ms = 1e30, .roof = -1 };
+	int left = 0, stage;
+	struct builtin_config c;
+	char *what;
+	while (left < 100000 && !builtin_next(&a->bsp, a->task, t, n, &c, &stage, &what)) {
+		free(what);
+		ALLOC_GROW(t, (size_t)n + 1, alloc);
+		t[n++] = (struct builtin_tried){ .cfg = c, .passed = 1, .ms = 1e30, .roof = -1 };
+		left++;
+	}
+	free(t);
+	return left;
 }
 
 /*
@@ -959,9 +1015,10 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 	}
 	while (a->stage < stage && a->stop == AGENT_RUNNING)
 		next_stage(a, 0);
+	a->totals.planned = a->ntried + 1 + walk_left(a, &cfg);
 	if (stage != a->prebuilt_stage) {
 		a->prebuilt_stage = stage;
-		prebuild(a);
+		n->compile_ahead_s = prebuild(a);
 	}
 	a->step++;
 	n->kind = xstrdup(a->best_src ? "optimize" : "generate");
@@ -1141,7 +1198,9 @@ static int node_build(struct agent *a, struct node_work *w)
 	int rc = 0;
 	n->source = xstrdup(w->src.buf);
 	emit(a, AGENT_EV_PHASE, "compile", NULL);
+	double c0 = now_s();
 	int b = build_checked(&a->o.build, w->src.buf, w->src.len, &pol, &w->br, &berr);
+	n->compile_s = now_s() - c0; /* the policy check and a cache lookup are compile time too */
 	if (b == CG_REJECTED) {
 		n->verdict = xstrdup(verdict_name(VERDICT_POLICY));
 		if (w->br.rejected) { /* the object check's: nvcc compiled it */
@@ -1162,7 +1221,6 @@ static int node_build(struct agent *a, struct node_work *w)
 		rc = 1;
 		goto out;
 	}
-	n->compile_s = w->br.cache_hit ? 0 : w->br.compile_s;
 	n->compile_log = w->br.log ? xstrdup(w->br.log) : NULL;
 	if (w->br.cache_hit)
 		a->totals.cache_hits++;
@@ -1280,13 +1338,38 @@ static int node_record(struct agent *a, struct node_work *w, char **err)
 	return 0;
 }
 
+/*
+ * A node that something outside the candidate cut short is not stored (a resume makes it
+ * again), but its time was spent: the run keeps it (store_run_add_cut), so the summary and
+ * `show` add up.
+ */
+static void cut_short(struct agent *a, const struct store_node *n, double t0, int compiles)
+{
+	double ahead = n->compile_ahead_s > 0 ? n->compile_ahead_s : 0;
+	double compile = n->compile_s > 0 ? n->compile_s : 0;
+	struct store_cut c = { now_s() - t0, n->llm_s, compile + ahead, n->eval_s, compiles };
+	a->totals.wall_s += c.total_s;
+	a->totals.cut_s += c.total_s;
+	a->totals.llm_s += n->llm_s > 0 ? n->llm_s : 0;
+	a->totals.compile_s += compile;
+	a->totals.compile_ahead_s += ahead;
+	a->totals.eval_s += n->eval_s > 0 ? n->eval_s : 0;
+	char *err = NULL;
+	if (store_run_add_cut(a->store, &c, &err)) {
+		emit(a, AGENT_EV_NOTE, err, NULL);
+		free(err);
+	}
+}
+
 /* One node: ask, parse, check, compile, evaluate, judge, store, apply. 0, or -1 with *err
  * (a prompt that cannot be built, a store that cannot be written). */
 static int run_node(struct agent *a, char **err)
 {
 	struct node_work w = { .reply = LLM_REPLY_INIT, .src = STRBUF_INIT, .fb = STRBUF_INIT,
 			       .br = BUILD_RESULT_INIT, .er = EVAL_RESULT_INIT, .t0 = now_s() };
+	int compiles = a->totals.compiles;
 	int rc = node_start(a, &w);
+	int started = !rc;
 	if (!rc && !a->o.builtin && strcmp(w.n.kind, "seed"))
 		rc = node_ask_model(a, &w, err);
 	if (!rc && w.have_src)
@@ -1295,6 +1378,8 @@ static int run_node(struct agent *a, char **err)
 		rc = node_evaluate(a, &w);
 	if (!rc)
 		rc = node_record(a, &w, err);
+	else if (rc == 1 && started) /* stopped by the model, the compiler or the runner */
+		cut_short(a, &w.n, w.t0, a->totals.compiles - compiles);
 	node_release(&w);
 	return rc < 0 ? -1 : 0;
 }

@@ -54,10 +54,15 @@ struct agent_totals {
 	long tokens_in, tokens_out;
 	double cost_usd;
 	double wall_s, llm_s, compile_s, eval_s, evaluator_s, profile_s;
+	double compile_ahead_s;  /* compiles made ahead in parallel (builtin walks); in wall_s */
+	double cut_s;            /* of wall_s: nodes cut short by an environment error (not stored) */
 	long best_node;
 	double best_ms, best_speedup, best_roof; /* < 0 = none yet */
 	int stage;
 	const char *stage_name;
+	int planned;             /* builtin walks: the nodes the walk will have made in all if no
+				    later candidate beats the best (a new best can move it); 0 = not
+				    known (model runs: the --iters budget is the plan) */
 	char last_verdict[32];   /* of the last node, "" before the first */
 };
 

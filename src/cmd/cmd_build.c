@@ -5,6 +5,7 @@
  */
 #include "eval/build.h"
 #include "cmd/cutegen.h"
+#include "cmd/ticker.h"
 #include "eval/nvcc_diag.h"
 #include "eval/policy.h"
 #include "util/opt.h"
@@ -95,7 +96,7 @@ static const char *log_tail(const char *log, size_t len, int lines)
 int cmd_build(int argc, char **argv)
 {
 	const char *arch = NULL, *cache_dir = NULL, *nvcc = NULL, *cutlass = NULL, *flags = NULL;
-	int no_cache = 0, json = 0, no_policy = 0, show_log = 0, no_source_scan = 0;
+	int no_cache = 0, json = 0, no_policy = 0, show_log = 0, no_source_scan = 0, quiet = 0;
 	double deadline = 0;
 	struct opt opts[] = {
 		{ "arch", 0, OPT_STRING, &arch },
@@ -109,6 +110,7 @@ int cmd_build(int argc, char **argv)
 		{ "no-policy", 0, OPT_BOOL, &no_policy },
 		{ "no-source-scan", 0, OPT_BOOL, &no_source_scan },
 		{ "log", 0, OPT_BOOL, &show_log },
+		{ "quiet", 'q', OPT_BOOL, &quiet },
 	};
 	char err[256];
 	int npos = 0;
@@ -170,7 +172,12 @@ int cmd_build(int argc, char **argv)
 		bo.cutlass_include = cutlass_inc = cutlass_include_of(cutlass);
 	if (flags)
 		bo.extra_flags = (const char *const *)(extra = split_flags(flags, &flags_copy));
+	/* nvcc takes 30-50 s on CuTe kernels: say so on a terminal (a cache hit ends at once) */
+	char *what = xasprintf("compiling %s (nvcc, %s)", file, arch ? arch : BUILD_DEFAULT_ARCH);
+	struct ticker *tk = ticker_start(what, quiet || json);
 	int b = build_kernel(&bo, src.buf, src.len, &res, &berr);
+	ticker_stop(tk);
+	free(what);
 	if (b) {
 		error("%s", berr);
 		rc = exit_status_for(b);

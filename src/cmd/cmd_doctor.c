@@ -299,7 +299,7 @@ int cmd_doctor(int argc, char **argv)
 								"found: build it with 'make'"));
 	} else {
 		char *problem = NULL;
-		json_t *j = eval_list_devices(runner, &problem);
+		json_t *j = eval_list_devices(runner, 0, &problem);
 		json_t *devs = j ? json_object_get(j, "devices") : NULL;
 		if (devs && json_array_size(devs)) {
 			size_t i;

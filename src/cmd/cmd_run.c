@@ -8,6 +8,7 @@
 #include "agent/agent.h"
 #include "agent/builtin_policy.h"
 #include "llm/llm_config.h"
+#include "eval/eval.h"
 #include "cmd/cutegen.h"
 #include "llm/llm.h"
 #include "common/paths.h"
@@ -73,8 +74,11 @@ static void show_status(struct ui *u, const struct agent_totals *t)
 		snprintf(best, sizeof(best), "%.4g ms", t->best_ms);
 	if (t->best_speedup > 0)
 		snprintf(best + strlen(best), sizeof(best) - strlen(best), " %.2fx", t->best_speedup);
+	/* of the walk's plan when it is shorter than the budget ("node 3/10", not 3/64) */
+	int of = t->planned > 0 && t->planned < u->iters ? t->planned : u->iters;
+	int k = t->nodes + 1 < of ? t->nodes + 1 : of; /* after the last node: N/N */
 	fprintf(stderr, "\r\033[K[stage %d %s] node %d/%d %s | last %s | best %s | %ld tok",
-		t->stage, t->stage_name ? t->stage_name : "", t->nodes + 1, u->iters,
+		t->stage, t->stage_name ? t->stage_name : "", k, of,
 		u->phase ? u->phase : "", t->last_verdict[0] ? t->last_verdict : "-", best,
 		t->tokens_in + t->tokens_out + u->tokens);
 	if (t->cost_usd > 0)
@@ -215,11 +219,42 @@ static json_t *agent_opts_json(const struct run_opts *r)
 	return a;
 }
 
+/*
+ * Where the time went: the parts add up to the total. compile is the compile phase of each
+ * node (policy check, cache lookup, nvcc); compile (ahead, parallel) the wall of the compiles
+ * a builtin walk makes for a whole stage at once; evaluate the evaluator's wall here (with
+ * --recorded-evals, reading the reports; the runner's own time when they were made is given
+ * beside it); cutegen what is left (prompts, store, retrieval), never below 0.
+ */
+static void print_time(const struct agent_totals *tt, int recorded)
+{
+	double parts = tt->llm_s + tt->compile_s + tt->compile_ahead_s + tt->eval_s + tt->profile_s;
+	double own = tt->wall_s > parts ? tt->wall_s - parts : 0;
+#define PART(name, x) printf("%s %.1f s (%.0f%%)", name, (x), (x) / tt->wall_s * 100)
+	printf("time      %.1f s: ", tt->wall_s);
+	PART("llm", tt->llm_s);
+	PART(", compile", tt->compile_s);
+	if (tt->compile_ahead_s > 0)
+		PART(", compile (ahead, parallel)", tt->compile_ahead_s);
+	PART(", evaluate", tt->eval_s);
+	if (recorded && tt->evaluator_s > 0)
+		printf(" [recorded evaluations: the runner took %.1f s when they were made]",
+		       tt->evaluator_s);
+	PART(", profile", tt->profile_s);
+	PART(", cutegen", own);
+	printf("\n");
+#undef PART
+	if (tt->cut_s > 0)
+		printf("          (%.1f s of it in work an environment error cut short: no node holds "
+		       "it, the run does)\n", tt->cut_s);
+}
+
 static void print_summary(const char *run_dir, const struct task *t, struct agent *a,
-			  struct store *s, const struct llm *m, int builtin, int json, int quiet)
+			  struct store *s, const struct llm *m, int builtin, int json, int quiet,
+			  int recorded)
 {
 	const struct agent_totals *tt = agent_totals(a);
-	double accounted = tt->llm_s + tt->compile_s + tt->eval_s + tt->profile_s;
+	double accounted = tt->llm_s + tt->compile_s + tt->compile_ahead_s + tt->eval_s + tt->profile_s;
 	double overhead = tt->wall_s > accounted ? tt->wall_s - accounted : 0;
 	char *best_path = xasprintf("%s/best.cu", run_dir);
 	if (json) {
@@ -260,11 +295,13 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 		json_object_set_new(o, "tokens_out", json_integer(tt->tokens_out));
 		json_object_set_new(o, "tokens_cached", json_integer(store_cached_tokens(s)));
 		json_object_set_new(o, "cost_usd", json_real(tt->cost_usd));
-		json_object_set_new(o, "time", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+		json_object_set_new(o, "time", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
 							 "total_s", tt->wall_s, "llm_s", tt->llm_s,
-							 "compile_s", tt->compile_s, "eval_s", tt->eval_s,
+							 "compile_s", tt->compile_s, "compile_ahead_s",
+							 tt->compile_ahead_s, "eval_s", tt->eval_s,
 							 "evaluator_s", tt->evaluator_s, "profile_s",
-							 tt->profile_s, "overhead_s", overhead));
+							 tt->profile_s, "overhead_s", overhead,
+							 "cut_s", tt->cut_s));
 		char *txt = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
 		puts(txt);
 		free(txt);
@@ -295,15 +332,8 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 	if (tt->cost_usd > 0)
 		printf(", $%.4f", tt->cost_usd);
 	printf("\n");
-	if (!quiet && tt->wall_s > 0) {
-#define PCT(x) ((x) / tt->wall_s * 100)
-		printf("time      %.1f s: llm %.1f s (%.0f%%), compile %.1f s (%.0f%%), evaluate %.1f s "
-		       "(%.0f%%; the evaluator's own wall %.1f s), profile %.1f s (%.0f%%), cutegen %.1f s "
-		       "(%.0f%%)\n", tt->wall_s, tt->llm_s, PCT(tt->llm_s), tt->compile_s,
-		       PCT(tt->compile_s), tt->eval_s, PCT(tt->eval_s), tt->evaluator_s, tt->profile_s,
-		       PCT(tt->profile_s), overhead, PCT(overhead));
-#undef PCT
-	}
+	if (!quiet && tt->wall_s > 0)
+		print_time(tt, recorded);
 	free(best_path);
 }
 
@@ -394,7 +424,7 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 		free(ferr);
 		goto out;
 	}
-	print_summary(run_dir, t, a, s, m, r->builtin, r->json, r->quiet);
+	print_summary(run_dir, t, a, s, m, r->builtin, r->json, r->quiet, r->recorded != NULL);
 	if (agent_stop(a) == AGENT_STOP_MODEL_ERROR || agent_stop(a) == AGENT_STOP_ENV_ERROR)
 		error("%s", agent_stop_message(a));
 	rc = exit_code_for(a, agent_stop(a) == AGENT_STOP_MODEL_ERROR ? EXIT_EXTERNAL : 0);
@@ -554,6 +584,43 @@ static int seed_builtin(const struct task *t, const struct run_opts *r, struct s
 	return 0;
 }
 
+/*
+ * Before anything is compiled: the run evaluates every kernel on a GPU, so a machine without
+ * one (or without device --device) is said at once, not after the compiles (--recorded-evals
+ * stands in for the GPU and needs none).
+ */
+static int check_device(const struct run_opts *r)
+{
+	if (r->recorded)
+		return 0;
+	char *runner = paths_runner(), *err = NULL;
+	if (!runner) {
+		error("cutegen-runner not found: build it with 'make' (or set CUTEGEN_RUNNER)");
+		return EXIT_ENV;
+	}
+	json_t *j = eval_list_devices(runner, 1, &err);
+	free(runner);
+	if (!j) {
+		error("cannot list the GPUs: %s; 'cutegen doctor' checks the setup", err);
+		free(err);
+		return EXIT_ENV;
+	}
+	int n = (int)json_array_size(json_object_get(j, "devices")), rc = 0;
+	const char *why = json_string_value(json_object_get(j, "error"));
+	if (!n) {
+		error("no CUDA device%s%s%s: a run evaluates every kernel on a GPU ('cutegen doctor' "
+		      "checks the setup); 'cutegen build' compiles without one, and --recorded-evals "
+		      "DIR stands in for the GPU", why ? " (" : "", why ? why : "", why ? ")" : "");
+		rc = EXIT_ENV;
+	} else if (r->device >= n) {
+		error("no CUDA device %d: this machine has %d (give --device 0 to %d)", r->device, n,
+		      n - 1);
+		rc = EXIT_ENV;
+	}
+	json_decref(j);
+	return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts r;
@@ -661,6 +728,9 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
+	if ((rc = check_device(&r)))
+		goto out;
+	rc = EXIT_INTERNAL;
 	if (!m && !r.builtin && !r.quiet && !r.json)
 		fprintf(stderr, "note: no model configured: judging the seed kernel only\n");
 	if (r.iters == ITERS_UNSET)
@@ -800,6 +870,9 @@ int cmd_resume(int argc, char **argv)
 		r.recorded = getenv("CUTEGEN_RECORDED_EVALS");
 	if (r.recorded && !*r.recorded)
 		r.recorded = NULL;
+	if ((rc = check_device(&r)))
+		goto out;
+	rc = EXIT_INTERNAL;
 
 	/* the model: file and environment, then the stored choice, then the flags */
 	int lrc = config_load_llm(&cfg, &err);

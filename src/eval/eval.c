@@ -752,10 +752,10 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 		strbuf_addf(out, "phase     %s\n", r->last_phase);
 }
 
-json_t *eval_list_devices(const char *runner, char **err)
+json_t *eval_list_devices(const char *runner, int brief, char **err)
 {
 	struct strbuf out = STRBUF_INIT;
-	const char *argv[] = { runner, "--devices", NULL };
+	const char *argv[] = { runner, "--devices", brief ? "--brief" : NULL, NULL };
 	struct child_process cp = CHILD_PROCESS_INIT;
 	json_t *j = NULL;
 	if (capture_command(&cp, argv, &out, 1 << 20, 0, 60)) {

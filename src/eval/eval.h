@@ -75,8 +75,10 @@ int eval_passed(const struct eval_result *r);
 
 /*
  * The GPUs the runner sees (`cutegen-runner --devices`): its JSON ({"devices": [...]}, owned by
- * the caller), or NULL with *err (the runner could not run, or printed no JSON).
+ * the caller), or NULL with *err (the runner could not run, or printed no JSON). brief
+ * (--devices --brief: what `run` and `suite` ask before they start) reads properties only and
+ * makes no context on any GPU, so a suite's runs may ask while other GPUs time kernels.
  */
-json_t *eval_list_devices(const char *runner, char **err);
+json_t *eval_list_devices(const char *runner, int brief, char **err);
 
 #endif

@@ -7,7 +7,9 @@
 #include "eval/build.h"
 #include "common/embedded.h"
 #include "common/task.h"
+#include "util/err.h"
 #include "util/fsutil.h"
+#include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -375,14 +377,14 @@ static void gen_torch(struct strbuf *sb, const char *name, const struct shapes *
 }
 
 static void fill_template(struct strbuf *sb, const char *tmpl, const char *name,
-			  const char *gencode, const char *cutlass)
+			  const char *gencode, const char *cutlass, const char *arch_note)
 {
-	const char *keys[] = { "{{NAME}}", "{{GENCODE}}", "{{CUTLASS_INCLUDE}}" };
-	const char *vals[] = { name, gencode, cutlass };
+	const char *keys[] = { "{{NAME}}", "{{GENCODE}}", "{{CUTLASS_INCLUDE}}", "{{ARCH_NOTE}}" };
+	const char *vals[] = { name, gencode, cutlass, arch_note };
 	const char *p = tmpl;
 	while (*p) {
 		int hit = -1;
-		for (int k = 0; k < 3 && hit < 0; k++)
+		for (int k = 0; k < 4 && hit < 0; k++)
 			if (!strncmp(p, keys[k], strlen(keys[k])))
 				hit = k;
 		if (hit >= 0) {
@@ -394,14 +396,141 @@ static void fill_template(struct strbuf *sb, const char *tmpl, const char *name,
 	}
 }
 
-static int put(const char *dir, const char *file, const struct strbuf *sb, char **err)
+/*
+ * The files of one export, made in memory first: nothing is written until every file is known
+ * and none would overwrite what the user changed. The manifest (MANIFEST_FILE, "sha256  path"
+ * lines as sha256sum writes them) records what the last export wrote, so its files, unchanged,
+ * may be written again, and a file that differs from it is the user's.
+ */
+#define MANIFEST_FILE ".cutegen-export"
+#define OUT_MAX 16
+
+struct out_file {
+	char *path; /* relative to the directory */
+	struct strbuf data;
+};
+
+struct outputs {
+	struct out_file f[OUT_MAX];
+	int n;
+};
+
+static struct strbuf *out_add(struct outputs *o, const char *path)
 {
-	char *p = xasprintf("%s/%s", dir, file);
-	int rc = write_file_atomic(p, sb->buf, sb->len);
-	if (rc)
-		*err = xasprintf("cannot write '%s': %s", p, strerror(errno));
-	free(p);
-	return rc ? -1 : 0;
+	if (o->n == OUT_MAX)
+		BUG("more than %d export files", OUT_MAX);
+	struct out_file *f = &o->f[o->n++];
+	f->path = xstrdup(path);
+	strbuf_init(&f->data, 0);
+	return &f->data;
+}
+
+static void outputs_release(struct outputs *o)
+{
+	for (int i = 0; i < o->n; i++) {
+		free(o->f[i].path);
+		strbuf_release(&o->f[i].data);
+	}
+	o->n = 0;
+}
+
+/* 1 when the manifest text lists path with the sha256 hex sha. */
+static int manifest_has(const char *manifest, const char *path, const char *sha)
+{
+	for (const char *l = manifest; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		if (len == 64 + 2 + strlen(path) && !strncmp(l, sha, 64) && !strncmp(l + 64, "  ", 2) &&
+		    !strncmp(l + 66, path, strlen(path)))
+			return 1;
+		l = nl ? nl + 1 : l + len;
+	}
+	return 0;
+}
+
+/*
+ * The files of o already in dir that the user changed: not what the last export wrote (per the
+ * manifest) and not what this one writes. Appends their paths to sb ("a.cu, example.py").
+ */
+static int changed_files(const char *dir, const struct outputs *o, struct strbuf *sb)
+{
+	struct strbuf cur = STRBUF_INIT, man = STRBUF_INIT;
+	char *mp = xasprintf("%s/%s", dir, MANIFEST_FILE);
+	if (strbuf_read_file(&man, mp, 1 << 20))
+		strbuf_reset(&man);
+	int n = 0;
+	for (int i = 0; i < o->n; i++) {
+		char *p = xasprintf("%s/%s", dir, o->f[i].path);
+		strbuf_reset(&cur);
+		int there = file_exists(p);
+		int r = there ? strbuf_read_file(&cur, p, 64u << 20) : CG_OK;
+		free(p);
+		if (!there || (r == CG_OK && cur.len == o->f[i].data.len &&
+			       !memcmp(cur.buf, o->f[i].data.buf, cur.len)))
+			continue; /* absent, or already what we write */
+		char sha[65];
+		if (r == CG_OK) { /* one it cannot read counts as the user's */
+			sha256_hex(cur.buf, cur.len, sha);
+			if (manifest_has(man.buf, o->f[i].path, sha))
+				continue; /* ours, untouched since */
+		}
+		strbuf_addf(sb, "%s%s", n++ ? ", " : "", o->f[i].path);
+	}
+	free(mp);
+	strbuf_release(&cur);
+	strbuf_release(&man);
+	return n;
+}
+
+/* Writes every file (making their directories), then the manifest of what was written. */
+static int outputs_write(const char *dir, const struct outputs *o, char **err)
+{
+	struct strbuf man = STRBUF_INIT;
+	int rc = -1;
+	for (int i = 0; i < o->n; i++) {
+		char *p = xasprintf("%s/%s", dir, o->f[i].path);
+		char *slash = strrchr(p, '/');
+		*slash = 0;
+		int mr = mkdir_p(p);
+		*slash = '/';
+		if (mr || write_file_atomic(p, o->f[i].data.buf, o->f[i].data.len)) {
+			*err = xasprintf("cannot write '%s': %s", p, strerror(errno));
+			free(p);
+			goto out;
+		}
+		free(p);
+		char sha[65];
+		sha256_hex(o->f[i].data.buf, o->f[i].data.len, sha);
+		strbuf_addf(&man, "%s  %s\n", sha, o->f[i].path);
+	}
+	/* the entries of an earlier export for files this one does not write stay (a
+	 * --kernel-only export beside a full one) */
+	char *mp = xasprintf("%s/%s", dir, MANIFEST_FILE);
+	struct strbuf old = STRBUF_INIT;
+	if (!strbuf_read_file(&old, mp, 1 << 20)) {
+		for (const char *l = old.buf; *l;) {
+			const char *nl = strchr(l, '\n');
+			size_t len = nl ? (size_t)(nl - l) : strlen(l);
+			int ours = len <= 66;
+			for (int i = 0; i < o->n && !ours; i++)
+				ours = len - 66 == strlen(o->f[i].path) &&
+				       !strncmp(l + 66, o->f[i].path, len - 66);
+			if (!ours)
+				strbuf_addf(&man, "%.*s\n", (int)len, l);
+			l = nl ? nl + 1 : l + len;
+		}
+	}
+	strbuf_release(&old);
+	if (write_file_atomic(mp, man.buf, man.len)) {
+		*err = xasprintf("cannot write '%s': %s", mp, strerror(errno));
+		free(mp);
+		goto out;
+	}
+	free(mp);
+	rc = 0;
+out:
+	strbuf_release(&man);
+	return rc;
 }
 
 static char *default_name(const char *task_name)
@@ -435,12 +564,25 @@ static const char *run_arch(const struct run_history *h, char *buf, size_t len)
 	return buf;
 }
 
+/* The GPU the best node was evaluated on, from its runner report: "NVIDIA H200, cc 9.0". */
+static void verified_device(const struct run_history *h, char *buf, size_t len)
+{
+	json_t *r = h->best_report ? json_loads(h->best_report, 0, NULL) : NULL;
+	json_t *d = json_object_get(r, "device");
+	const char *name = json_string_value(json_object_get(d, "name"));
+	const char *cc = json_string_value(json_object_get(d, "cc"));
+	snprintf(buf, len, "%s%s%s", name ? name : "", name && cc ? ", cc " : "", name && cc ? cc : "");
+	if (r)
+		json_decref(r);
+}
+
 int export_run(const struct run_history *h, const struct export_opts *o, char **name_out,
 	       char **err)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct outputs out = { .n = 0 };
+	struct strbuf sb = STRBUF_INIT, note = STRBUF_INIT;
 	struct task *t = NULL;
-	char *name = NULL, *cutlass = NULL, *sub = NULL;
+	char *name = NULL, *cutlass = NULL;
 	int rc = -1;
 	if (name_out)
 		*name_out = NULL;
@@ -457,94 +599,97 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 		*err = xasprintf("export name '%s' is not a C identifier (letters, digits, '_')", name);
 		goto out;
 	}
-	char archbuf[32], gencode[96];
-	const char *arch = o->arch ? o->arch : run_arch(h, archbuf, sizeof(archbuf));
+	char archbuf[32], gencode[96], dev[160];
+	const char *verified = run_arch(h, archbuf, sizeof(archbuf));
+	const char *arch = o->arch ? o->arch : verified;
 	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
 		*err = xasprintf("arch '%s' is not valid: use sm_XY with an optional a, e.g. sm_90a", arch);
 		goto out;
 	}
-	cutlass = o->cutlass_include ? xstrdup(o->cutlass_include) : build_find_cutlass_include();
-	if (!cutlass)
-		cutlass = xstrdup("");
-	int ws = strstr(h->best_node->source, "cutegen_workspace_bytes") != NULL;
-	struct shapes sh;
-	shapes_init(&sh, t);
-	sub = xasprintf("%s/include/cutegen", o->out_dir);
-	if (mkdir_p(sub)) {
-		*err = xasprintf("cannot make '%s': %s", sub, strerror(errno));
-		goto out;
-	}
-	char *f = xasprintf("%s.h", name);
-	gen_header(&sb, name, &sh, ws, h);
-	rc = put(o->out_dir, f, &sb, err);
-	free(f);
-	if (rc)
-		goto out;
-	rc = -1;
-	strbuf_reset(&sb);
-	f = xasprintf("%s.cu", name);
-	gen_cu(&sb, name, &sh, ws, h->best_node->source);
-	int r = put(o->out_dir, f, &sb, err);
-	free(f);
-	if (r)
-		goto out;
-	strbuf_reset(&sb);
-	f = xasprintf("%s_torch.cpp", name);
-	gen_torch(&sb, name, &sh, ws);
-	r = put(o->out_dir, f, &sb, err);
-	free(f);
-	if (r)
-		goto out;
-	static const char *const tmpl[][2] = {
-		{ "export/CMakeLists.txt", "CMakeLists.txt" },
-		{ "export/setup.py", "setup.py" },
-		{ "export/example.py", "example.py" },
-		{ "include/cutegen/kernel_abi.h", "include/cutegen/kernel_abi.h" },
-	};
-	for (size_t i = 0; i < sizeof(tmpl) / sizeof(tmpl[0]); i++) {
-		const struct embedded_file *e = embedded_find(tmpl[i][0]);
-		if (!e)
-			BUG("'%s' is not embedded", tmpl[i][0]);
+	verified_device(h, dev, sizeof(dev));
+	if (!strcmp(arch, verified))
+		strbuf_addf(&note, "# %s: the architecture the kernel was verified on%s%s%s", arch,
+			    *dev ? " (" : "", dev, *dev ? ")" : "");
+	else
+		strbuf_addf(&note, "# %s, as cutegen export --arch asked: the kernel was verified on %s%s%s%s, "
+			    "NOT on %s;\n# judge it there before use (cutegen eval KERNEL --task TASK --arch %s)",
+			    arch, verified, *dev ? " (" : "", dev, *dev ? ")" : "", arch, arch);
+	if (o->verified_out)
+		*o->verified_out = !strcmp(arch, verified);
+
+	const char *source = h->best_node->source;
+	if (o->kernel_only) {
+		/* the plain kernel, as verified: what `cutegen build` and `cutegen eval` take */
+		char *f = xasprintf("%s.cu", name);
+		strbuf_addstr(out_add(&out, f), source);
+		free(f);
+	} else {
+		cutlass = o->cutlass_include ? xstrdup(o->cutlass_include) : build_find_cutlass_include();
+		if (!cutlass)
+			cutlass = xstrdup("");
+		int ws = strstr(source, "cutegen_workspace_bytes") != NULL;
+		struct shapes sh;
+		shapes_init(&sh, t);
+		char *f = xasprintf("%s.h", name);
+		gen_header(out_add(&out, f), name, &sh, ws, h);
+		free(f);
+		f = xasprintf("%s.cu", name);
+		gen_cu(out_add(&out, f), name, &sh, ws, source);
+		free(f);
+		f = xasprintf("%s_torch.cpp", name);
+		gen_torch(out_add(&out, f), name, &sh, ws);
+		free(f);
+		static const char *const tmpl[][2] = {
+			{ "export/CMakeLists.txt", "CMakeLists.txt" },
+			{ "export/setup.py", "setup.py" },
+			{ "export/example.py", "example.py" },
+			{ "include/cutegen/kernel_abi.h", "include/cutegen/kernel_abi.h" },
+		};
+		for (size_t i = 0; i < sizeof(tmpl) / sizeof(tmpl[0]); i++) {
+			const struct embedded_file *e = embedded_find(tmpl[i][0]);
+			if (!e)
+				BUG("'%s' is not embedded", tmpl[i][0]);
+			fill_template(out_add(&out, tmpl[i][1]), e->data, name, gencode, cutlass,
+				      note.buf);
+		}
+		/* dlpack.h as this machine has it, so the directory builds without libdlpack-dev */
 		strbuf_reset(&sb);
-		fill_template(&sb, e->data, name, gencode, cutlass);
-		if (put(o->out_dir, tmpl[i][1], &sb, err))
-			goto out;
+		if (!strbuf_read_file(&sb, "/usr/include/dlpack/dlpack.h", 1 << 20))
+			strbuf_add(out_add(&out, "include/dlpack/dlpack.h"), sb.buf, sb.len);
+		task_to_json(t, out_add(&out, "task.json"));
+		json_t *tensors = json_array(), *scalars = json_array();
+		for (int i = 0; i < sh.nt; i++) {
+			json_t *shape = json_array();
+			for (int a = 0; a < sh.t[i].ndim; a++)
+				json_array_append_new(shape, json_integer(sh.t[i].shape[a]));
+			json_array_append_new(tensors, json_pack("{s:s, s:s, s:o, s:b}", "name",
+								 sh.t[i].name, "dtype",
+								 dtype_name(sh.t[i].dtype), "shape", shape,
+								 "output", sh.t[i].is_output));
+		}
+		for (int j = 0; j < sh.ns; j++)
+			json_array_append_new(scalars, json_pack("{s:s, s:f}", "name", sh.sname[j],
+								 "value", sh.sval[j]));
+		json_t *spec = json_pack("{s:s, s:s?, s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b}",
+					 "name", name, "task", h->run.task_name, "node",
+					 (json_int_t)h->best, "arch", arch, "verified_arch", verified,
+					 "verified_on", dev, "gencode", gencode, "cutlass_include",
+					 cutlass, "tensors", tensors, "scalars", scalars, "workspace", ws);
+		char *js = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
+		json_decref(spec);
+		if (js)
+			strbuf_addf(out_add(&out, "export.json"), "%s\n", js);
+		free(js);
 	}
-	/* dlpack.h as this machine has it, so the directory builds without libdlpack-dev */
 	strbuf_reset(&sb);
-	if (!strbuf_read_file(&sb, "/usr/include/dlpack/dlpack.h", 1 << 20)) {
-		free(sub);
-		sub = xasprintf("%s/include/dlpack", o->out_dir);
-		if (mkdir_p(sub) || put(o->out_dir, "include/dlpack/dlpack.h", &sb, err))
-			goto out;
-	}
-	strbuf_reset(&sb);
-	task_to_json(t, &sb);
-	if (put(o->out_dir, "task.json", &sb, err))
+	if (!o->force && changed_files(o->out_dir, &out, &sb)) {
+		*err = xasprintf("export would overwrite files changed since cutegen wrote them in "
+				 "'%s': %s; move them away, pick another --out, or give --force",
+				 o->out_dir, sb.buf);
+		rc = CG_USAGE;
 		goto out;
-	json_t *tensors = json_array(), *scalars = json_array();
-	for (int i = 0; i < sh.nt; i++) {
-		json_t *shape = json_array();
-		for (int a = 0; a < sh.t[i].ndim; a++)
-			json_array_append_new(shape, json_integer(sh.t[i].shape[a]));
-		json_array_append_new(tensors, json_pack("{s:s, s:s, s:o, s:b}", "name", sh.t[i].name,
-							 "dtype", dtype_name(sh.t[i].dtype), "shape",
-							 shape, "output", sh.t[i].is_output));
 	}
-	for (int j = 0; j < sh.ns; j++)
-		json_array_append_new(scalars, json_pack("{s:s, s:f}", "name", sh.sname[j], "value",
-							 sh.sval[j]));
-	json_t *spec = json_pack("{s:s, s:s?, s:I, s:s, s:s, s:s, s:o, s:o, s:b}", "name", name,
-				 "task", h->run.task_name, "node", (json_int_t)h->best, "arch", arch,
-				 "gencode", gencode, "cutlass_include", cutlass, "tensors", tensors,
-				 "scalars", scalars, "workspace", ws);
-	char *js = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
-	json_decref(spec);
-	strbuf_reset(&sb);
-	if (js)
-		strbuf_addf(&sb, "%s\n", js);
-	free(js);
-	if (put(o->out_dir, "export.json", &sb, err))
+	if (outputs_write(o->out_dir, &out, err))
 		goto out;
 	rc = 0;
 	if (name_out) {
@@ -552,10 +697,11 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 		name = NULL;
 	}
 out:
+	outputs_release(&out);
 	strbuf_release(&sb);
+	strbuf_release(&note);
 	task_free(t);
 	free(name);
 	free(cutlass);
-	free(sub);
 	return rc;
 }

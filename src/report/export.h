@@ -19,11 +19,19 @@ struct export_opts {
 	const char *arch;        /* "sm_90a"; NULL = the run's --arch, else sm_90a */
 	const char *cutlass_include; /* default of the CMake cache variable; NULL = where cutegen
 					finds CUTLASS, else "" */
+	int kernel_only;         /* only NAME.cu, the kernel exactly as verified (what `cutegen
+				    build` and `cutegen eval` take), no launch API */
+	int force;               /* overwrite files the user changed */
+	int *verified_out;       /* when not NULL: set to 1 when the export's arch is the one the
+				    kernel was verified on, 0 when --arch asked for another */
 };
 
-/* Writes the files; returns 0, or -1 with a heap message in *err (no correct kernel, a task
- * the store cannot give back, an unwritable directory). *name_out (heap, may be NULL) gets the
- * name used. */
+/* Writes the files and OUT/.cutegen-export, the manifest of what it wrote (sha256 per file);
+ * returns 0, CG_USAGE when a file there changed since cutegen wrote it (or was never
+ * cutegen's) and force is not set (nothing is written; *err names the files), or -1 with a
+ * heap message in *err (no correct kernel, a task the store cannot give back, an unwritable
+ * directory).
+ * *name_out (heap, may be NULL) gets the name used. */
 int export_run(const struct run_history *h, const struct export_opts *o, char **name_out,
 	       char **err);
 

@@ -53,6 +53,28 @@ void report_text_clean(struct strbuf *out, const char *s, size_t max)
 		strbuf_addstr(out, "...");
 }
 
+/*
+ * s cut for a table cell, heap: whole when it fits in max bytes; else up to its last whole
+ * word that fits, then ell. A message of NODE_MESSAGE_MAX bytes or more that does not end in
+ * "..." was cut when it was stored (older cutegens cut mid-word): its last word goes too.
+ */
+static char *clip_words(const char *s, size_t max, const char *ell)
+{
+	size_t n = strlen(s);
+	int cut_stored = n >= NODE_MESSAGE_MAX && !(n >= 3 && !strcmp(s + n - 3, "..."));
+	if (n <= max && !cut_stored)
+		return xstrdup(s);
+	size_t k = n < max ? n : max, j = k;
+	if (!(j < n && s[j] == ' '))
+		while (j > 0 && s[j] != ' ')
+			j--;
+	if (j < k / 2)
+		j = k; /* one long word: cut it */
+	while (j > 0 && (s[j - 1] == ' ' || s[j - 1] == ',' || s[j - 1] == ';' || s[j - 1] == ':'))
+		j--;
+	return xasprintf("%.*s%s", (int)j, s, ell);
+}
+
 /* ---- syntax highlighting ---- */
 
 static const char *const cuda_keywords[] = {
@@ -193,8 +215,10 @@ void report_show_text(struct strbuf *out, const struct run_history *h)
 		report_text_clean(&outcome, x->outcome, 11);
 		strbuf_addf(out, "%4ld %4d %5d %-8s %-14s %-11s %8s %9s %8s %8s  ", x->id, x->iteration,
 			    x->stage, kind.buf, verdict.buf, outcome.buf, t, ms, sp, rf);
-		report_text_clean(out, x->change ? x->change : (x->message ? x->message : ""),
-				  CAP_LINE);
+		char *line = clip_words(x->change ? x->change : (x->message ? x->message : ""),
+					CAP_LINE, "...");
+		report_text_clean(out, line, CAP_LINE + 3);
+		free(line);
 		strbuf_addch(out, '\n');
 		strbuf_release(&kind);
 		strbuf_release(&verdict);
@@ -214,16 +238,22 @@ void report_show_text(struct strbuf *out, const struct run_history *h)
 	strbuf_addf(out, "tokens: %ld in, %ld out; cost $%.4f\n", h->tokens_in, h->tokens_out,
 		    h->cost_usd);
 	double other = h->total_s - h->llm_s - h->compile_s - h->eval_s - h->profile_s;
-	strbuf_addf(out, "time: %.1f s total = model %.1f s + compile %.1f s + evaluate %.1f s + "
-		    "profile %.1f s + other %.1f s\n", h->total_s, h->llm_s, h->compile_s, h->eval_s,
+	strbuf_addf(out, "time: %.1f s total = model %.1f s + compile %.1f s", h->total_s, h->llm_s,
+		    h->compile_s - h->compile_ahead_s);
+	if (h->compile_ahead_s > 0)
+		strbuf_addf(out, " + compile (ahead, parallel) %.1f s", h->compile_ahead_s);
+	strbuf_addf(out, " + evaluate %.1f s + profile %.1f s + other %.1f s\n", h->eval_s,
 		    h->profile_s, other > 0 ? other : 0);
+	if (h->cut_s > 0)
+		strbuf_addf(out, "(%.1f s of it in work an environment error cut short: no node above "
+			    "holds it)\n", h->cut_s);
 }
 
 /* ---- charts ---- */
 
 #define CW 960.0
 #define CH 300.0
-#define ML 50.0
+#define ML 62.0
 #define MR 20.0
 #define MT 20.0
 #define MB 40.0
@@ -233,7 +263,19 @@ static double xpos(size_t i, size_t n)
 	return n <= 1 ? ML + (CW - ML - MR) / 2 : ML + (CW - ML - MR) * (double)i / (double)(n - 1);
 }
 
-/* The speedup and roofline fraction of each passing node, with stage boundaries. */
+/* A node the agent kept as its new best. */
+static int is_best(const struct store_node *x)
+{
+	return x->outcome && !strcmp(x->outcome, "best");
+}
+
+/*
+ * The speedup and roofline fraction of each passing node, with stage boundaries. Each measured
+ * node is a point (a hollow one when the agent did not keep it); the lines join only the best
+ * so far, as a step at each new best, so a rolled-back node is a point off the line. The
+ * roofline fraction is drawn first, as a wide pale band with rings, and the speedup over it,
+ * thin with dots: when the two are equal both stay visible.
+ */
 static void chart_speedup(struct strbuf *out, const struct run_history *h)
 {
 	double ymax = 1.0;
@@ -249,13 +291,16 @@ static void chart_speedup(struct strbuf *out, const struct run_history *h)
 #define YPOS(v) (MT + ph * (1.0 - (v) / ymax))
 	strbuf_addf(out, "<svg id=\"chart-speedup\" xmlns=\"http://www.w3.org/2000/svg\" "
 		    "width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" role=\"img\">\n", CW, CH, CW, CH);
-	strbuf_addf(out, "<title>speedup and roofline fraction per node</title>\n");
+	strbuf_addf(out, "<title>speedup and roofline fraction per node, and the best so far</title>\n");
 	for (int t = 0; t <= 4; t++) {
 		double v = ymax * t / 4, y = YPOS(v);
 		strbuf_addf(out, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#eee\"/>"
 			    "<text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n", ML, y, CW - MR,
 			    y, ML - 5, y + 4, v);
 	}
+	strbuf_addf(out, "<line class=\"axis\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" "
+		    "stroke=\"#666\"/><line class=\"axis\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" "
+		    "stroke=\"#666\"/>\n", ML, MT, ML, CH - MB, ML, CH - MB, CW - MR, CH - MB);
 	/* y = 1: as fast as the baseline */
 	strbuf_addf(out, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#999\" "
 		    "stroke-dasharray=\"2,3\"/>\n", ML, YPOS(1.0), CW - MR, YPOS(1.0));
@@ -267,41 +312,64 @@ static void chart_speedup(struct strbuf *out, const struct run_history *h)
 				    "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%g\">stage %d</text>\n",
 				    h->nodes[i].stage, x, MT, x, CH - MB, x + 3, MT + 10, h->nodes[i].stage);
 		}
-	for (int series = 0; series < 2; series++) {
+	for (int series = 1; series >= 0; series--) { /* roofline first, speedup over it */
 		const char *color = series ? "#e08a00" : "#1f6fd1";
-		struct strbuf pts = STRBUF_INIT;
+		const char *name = series ? "roofline" : "speedup";
+		struct strbuf pts = STRBUF_INIT, vals = STRBUF_INIT;
+		double cur = -1;
 		for (size_t i = 0; i < h->n; i++) {
-			double v = series ? h->nodes[i].roofline_fraction : h->nodes[i].speedup;
-			if (v >= 0 && isfinite(v))
-				strbuf_addf(&pts, "%.1f,%.1f ", xpos(i, h->n), YPOS(v));
+			const struct store_node *x = &h->nodes[i];
+			double v = series ? x->roofline_fraction : x->speedup;
+			if (is_best(x) && v >= 0 && isfinite(v)) {
+				if (cur >= 0) /* the step up (or down) at the new best */
+					strbuf_addf(&pts, "%.1f,%.1f ", xpos(i, h->n), YPOS(cur));
+				cur = v;
+			}
+			if (cur >= 0)
+				strbuf_addf(&pts, "%.1f,%.1f ", xpos(i, h->n), YPOS(cur));
+			strbuf_addf(&vals, cur >= 0 ? "%s%.9g" : "%s-", i ? " " : "", cur);
 		}
 		if (pts.len)
-			strbuf_addf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-				    "points=\"%s\"/>\n", color, pts.buf);
+			strbuf_addf(out, "<polyline class=\"best-so-far %s\" data-values=\"%s\" "
+				    "fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" stroke-opacity=\"%s\" "
+				    "stroke-linejoin=\"round\" points=\"%s\"/>\n", name, vals.buf, color,
+				    series ? "7" : "2", series ? "0.35" : "1", pts.buf);
 		strbuf_release(&pts);
+		strbuf_release(&vals);
 		for (size_t i = 0; i < h->n; i++) {
 			const struct store_node *x = &h->nodes[i];
 			double v = series ? x->roofline_fraction : x->speedup;
 			if (v < 0 || !isfinite(v))
 				continue;
+			const char *fill = series ? "none" : is_best(x) ? color : "#fff";
 			strbuf_addf(out, "<circle class=\"point %s\" data-node=\"%ld\" data-%s=\"%.9g\" "
-				    "cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>node %ld: %s %.4g"
-				    "</title></circle>\n", series ? "roofline" : "speedup", x->id,
-				    series ? "roofline" : "speedup", v, xpos(i, h->n), YPOS(v), color, x->id,
+				    "data-outcome=\"", name, x->id, name, v);
+			report_html_escape(out, x->outcome, 40);
+			strbuf_addf(out, "\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" stroke=\"%s\" "
+				    "stroke-width=\"2\"><title>node %ld: %s %.4g (", xpos(i, h->n), YPOS(v),
+				    series ? "6.5" : "3.5", fill, color, x->id,
 				    series ? "roofline fraction" : "speedup", v);
+			report_html_escape(out, x->outcome, 40);
+			strbuf_addstr(out, ")</title></circle>\n");
 		}
 	}
 	for (size_t i = 0; i < h->n; i++)
 		if (h->n <= 40 || i % (h->n / 20 + 1) == 0)
 			strbuf_addf(out, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%ld</text>\n",
 				    xpos(i, h->n), CH - MB + 15, h->nodes[i].id);
-	strbuf_addf(out, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">node</text>\n",
-		    ML + (CW - ML - MR) / 2, CH - 5);
+	strbuf_addf(out, "<text class=\"axis-label\" data-axis=\"x\" x=\"%g\" y=\"%g\" "
+		    "text-anchor=\"middle\">node (in the order made)</text>\n",
+		    ML + (CW - ML - MR) / 2, CH - 8);
+	strbuf_addf(out, "<text class=\"axis-label\" data-axis=\"y\" x=\"0\" y=\"0\" "
+		    "text-anchor=\"middle\" transform=\"translate(14 %g) rotate(-90)\">speedup (x), "
+		    "roofline fraction</text>\n", MT + ph / 2);
 	strbuf_addstr(out, "</svg>\n<p class=\"legend\"><span><i style=\"background:#1f6fd1\"></i>"
-		      "speedup over the baseline</span><span><i style=\"background:#e08a00\"></i>"
-		      "fraction of the roofline</span><span><i style=\"background:#c77\"></i>stage "
-		      "boundary</span><span class=\"muted\">dotted: 1.0 (as fast as the baseline); "
-		      "only passing nodes have values</span></p>\n");
+		      "speedup over the baseline (dots; the line: the best so far)</span><span><i "
+		      "style=\"background:#e08a00;opacity:0.5\"></i>fraction of the roofline (rings; "
+		      "the band: the best so far)</span><span><i style=\"background:#c77\"></i>stage "
+		      "boundary</span><span class=\"muted\">hollow: a node not kept (slower, rolled "
+		      "back); dotted: 1.0 (as fast as the baseline); only passing nodes have "
+		      "values</span></p>\n");
 #undef YPOS
 }
 
@@ -328,7 +396,7 @@ static void chart_verdicts(struct strbuf *out, const struct run_history *h)
 		cell = 40;
 	strbuf_addf(out, "<svg id=\"chart-verdicts\" xmlns=\"http://www.w3.org/2000/svg\" "
 		    "width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" role=\"img\">\n"
-		    "<title>verdict of each node</title>\n", CW, height + 10, CW, height + 10);
+		    "<title>verdict of each node</title>\n", CW, height + 24, CW, height + 24);
 	for (size_t i = 0; i < h->n; i++) {
 		const struct store_node *x = &h->nodes[i];
 		strbuf_addf(out, "<rect class=\"verdict\" data-node=\"%ld\" data-verdict=\"", x->id);
@@ -341,7 +409,13 @@ static void chart_verdicts(struct strbuf *out, const struct run_history *h)
 		report_html_escape(out, x->outcome, 40);
 		strbuf_addstr(out, "</title></rect>\n");
 	}
-	strbuf_addstr(out, "</svg>\n<p class=\"legend\">");
+	/* node numbers under the cells, thinned out when they would crowd */
+	size_t every = cell >= 14 ? 1 : (size_t)(14 / (cell > 0 ? cell : 1)) + 1;
+	for (size_t i = 0; i < h->n; i += every)
+		strbuf_addf(out, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\">%ld</text>\n",
+			    10 + cell * ((double)i + 0.5), height + 18, h->nodes[i].id);
+	strbuf_addstr(out, "</svg>\n<p class=\"legend\" id=\"verdict-legend\"><span class=\"muted\">"
+		      "one cell per node, in order, colored by its verdict:</span>");
 	/* legend: the verdicts that occur, in the order first seen */
 	for (size_t i = 0; i < h->n; i++) {
 		int seen = 0;
@@ -350,7 +424,9 @@ static void chart_verdicts(struct strbuf *out, const struct run_history *h)
 			       !strcmp(h->nodes[j].verdict, h->nodes[i].verdict);
 		if (seen)
 			continue;
-		strbuf_addf(out, "<span><i style=\"background:%s\"></i>",
+		strbuf_addstr(out, "<span class=\"verdict-key\" data-verdict=\"");
+		report_html_escape(out, h->nodes[i].verdict ? h->nodes[i].verdict : "?", 40);
+		strbuf_addf(out, "\"><i style=\"background:%s\"></i>",
 			    verdict_color(h->nodes[i].verdict));
 		report_html_escape(out, h->nodes[i].verdict ? h->nodes[i].verdict : "?", 40);
 		strbuf_addstr(out, "</span>");
@@ -431,9 +507,12 @@ void report_run_html(struct strbuf *out, const struct run_history *h)
 		    "<tr><td>cost</td><td class=\"num\" id=\"cost\">$%.4f</td></tr>\n",
 		    h->tokens_in, h->tokens_out, h->cost_usd);
 	double other = h->total_s - h->llm_s - h->compile_s - h->eval_s - h->profile_s;
-	strbuf_addf(&b, "<tr><td>time</td><td>%.1f s: model %.1f s, compile %.1f s, evaluate %.1f s, "
-		    "profile %.1f s, other %.1f s</td></tr>\n</table>\n", h->total_s, h->llm_s,
-		    h->compile_s, h->eval_s, h->profile_s, other > 0 ? other : 0);
+	strbuf_addf(&b, "<tr><td>time</td><td>%.1f s: model %.1f s, compile %.1f s", h->total_s,
+		    h->llm_s, h->compile_s - h->compile_ahead_s);
+	if (h->compile_ahead_s > 0)
+		strbuf_addf(&b, ", compile (ahead, parallel) %.1f s", h->compile_ahead_s);
+	strbuf_addf(&b, ", evaluate %.1f s, profile %.1f s, other %.1f s</td></tr>\n</table>\n",
+		    h->eval_s, h->profile_s, other > 0 ? other : 0);
 	if (!h->best_node)
 		strbuf_addstr(&b, "<p class=\"warn\" id=\"no-correct\">This run has no correct kernel: "
 			      "no node passed the evaluation. The history below shows what failed.</p>\n");
@@ -461,19 +540,41 @@ void report_run_html(struct strbuf *out, const struct run_history *h)
 		report_html_escape(&b, x->outcome, 40);
 		strbuf_addf(&b, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
 			    "<td class=\"num\">%s</td><td>", t, sp, rf);
-		report_html_escape(&b, x->change, CAP_LINE);
+		if (x->change) {
+			char *c = clip_words(x->change, CAP_LINE, "\u2026");
+			report_html_escape(&b, c, CAP_LINE + 3);
+			free(c);
+		}
 		if (x->message && *x->message) {
-			strbuf_addstr(&b, x->change ? "<br><span class=\"muted\">" : "<span class=\"muted\">");
-			report_html_escape(&b, x->message, CAP_LINE);
+			/* the whole message on hover; the cell shows whole words */
+			char *m = clip_words(x->message, CAP_LINE, "\u2026");
+			strbuf_addstr(&b, x->change ? "<br>" : "");
+			strbuf_addstr(&b, "<span class=\"muted message\" title=\"");
+			report_html_escape(&b, x->message, CAP_TEXT);
+			strbuf_addstr(&b, "\">");
+			report_html_escape(&b, m, CAP_LINE + 3);
 			strbuf_addstr(&b, "</span>");
+			free(m);
 		}
 		strbuf_addstr(&b, "</td></tr>\n");
 	}
 	strbuf_addstr(&b, "</table>\n");
 
 	if (h->profile) {
-		strbuf_addf(&b, "<h2>Profile (stored with node %ld)</h2>\n<pre class=\"profile\">",
-			    h->profile_node);
+		/* the agent profiles the best kernel of the moment: the last new best before the
+		 * node the profile was stored with */
+		long of = 0;
+		for (size_t i = 0; i < h->n && h->nodes[i].id < h->profile_node; i++)
+			if (h->nodes[i].outcome && !strcmp(h->nodes[i].outcome, "best"))
+				of = h->nodes[i].id;
+		if (of)
+			strbuf_addf(&b, "<h2 id=\"profile\" data-node=\"%ld\" data-stored-with=\"%ld\">"
+				    "Profile of node %ld (the best kernel when node %ld was made)</h2>\n",
+				    of, h->profile_node, of, h->profile_node);
+		else
+			strbuf_addf(&b, "<h2 id=\"profile\" data-stored-with=\"%ld\">Profile (taken "
+				    "while node %ld was made)</h2>\n", h->profile_node, h->profile_node);
+		strbuf_addstr(&b, "<pre class=\"profile\">");
 		report_html_escape(&b, h->profile, CAP_TEXT);
 		strbuf_addstr(&b, "</pre>\n");
 	}

@@ -89,12 +89,20 @@ int history_load(struct run_history *h, const char *run_dir, char **err)
 		h->eval_s += x->eval_s > 0 ? x->eval_s : 0;
 		h->profile_s += x->profile_s > 0 ? x->profile_s : 0;
 		h->total_s += x->total_s > 0 ? x->total_s : 0;
+		h->compile_s += x->compile_ahead_s > 0 ? x->compile_ahead_s : 0;
+		h->compile_ahead_s += x->compile_ahead_s > 0 ? x->compile_ahead_s : 0;
 		h->passed += verdict_parse(x->verdict) == VERDICT_PASS;
 		if (x->stage + 1 > h->stages)
 			h->stages = x->stage + 1;
 		if (x->profile_sha[0])
 			h->profile_node = x->id;
 	}
+	/* work that left no node: its time is the run's */
+	h->total_s += h->run.cut_s;
+	h->cut_s = h->run.cut_s;
+	h->llm_s += h->run.cut_llm_s;
+	h->compile_s += h->run.cut_compile_s;
+	h->eval_s += h->run.cut_eval_s;
 	if (!h->best_node)
 		h->best = 0;
 	if (h->best_node && h->best_node->source &&
@@ -154,6 +162,7 @@ json_t *history_to_json(const struct run_history *h)
 		json_object_set_new(o, "outcome", str_or_null(x->outcome));
 		json_object_set_new(o, "message", str_or_null(x->message));
 		json_object_set_new(o, "change", str_or_null(x->change));
+		json_object_set_new(o, "has_profile", json_boolean(x->profile_sha[0] != 0));
 		json_object_set_new(o, "ms", num_or_null(x->ms));
 		json_object_set_new(o, "speedup", num_or_null(x->speedup));
 		json_object_set_new(o, "roofline_fraction", num_or_null(x->roofline_fraction));
@@ -170,11 +179,12 @@ json_t *history_to_json(const struct run_history *h)
 				 "speedup_vs_cublas", num_or_null(h->speedup_cublas),
 				 "speedup_vs_torch", num_or_null(h->speedup_torch),
 				 "roofline_fraction", num_or_null(h->roofline_fraction));
-	json_t *totals = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
+	json_t *totals = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
 				   "tokens_in", (json_int_t)h->tokens_in,
 				   "tokens_out", (json_int_t)h->tokens_out, "cost_usd", h->cost_usd,
-				   "llm_s", h->llm_s, "compile_s", h->compile_s, "eval_s", h->eval_s,
-				   "profile_s", h->profile_s, "total_s", h->total_s,
+				   "llm_s", h->llm_s, "compile_s", h->compile_s,
+				   "compile_ahead_s", h->compile_ahead_s, "eval_s", h->eval_s,
+				   "profile_s", h->profile_s, "total_s", h->total_s, "cut_s", h->cut_s,
 				   "passed", (json_int_t)h->passed);
 	json_t *o = json_object();
 	json_object_set_new(o, "dir", json_string(h->dir));

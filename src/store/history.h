@@ -37,9 +37,11 @@ struct run_history {
 	long profile_node;         /* the node it was stored with */
 	/* the best node's report */
 	double speedup, speedup_cublas, speedup_torch, roofline_fraction, ms; /* < 0 unknown */
-	/* totals over the nodes */
+	/* totals over the nodes, and the run's nodes cut short (run.cut_*) */
 	long tokens_in, tokens_out, passed;
 	double cost_usd, llm_s, compile_s, eval_s, profile_s, total_s;
+	double compile_ahead_s;    /* compiles made ahead, in parallel (part of compile_s) */
+	double cut_s;              /* of total_s: nodes cut short by an environment error */
 	int stages;                /* highest stage index + 1 */
 };
 

@@ -92,6 +92,14 @@ static const char *const migrations[] = {
 	"ALTER TABLE nodes ADD COLUMN profile_sha TEXT REFERENCES blobs(sha256);\n",
 	/* 2 -> 3: prompt tokens written to the provider's cache (Anthropic charges them extra) */
 	"ALTER TABLE llm_calls ADD COLUMN cache_write_tokens INTEGER;\n",
+	/* 3 -> 4: where the time went, all of it: compiles made ahead of a node, in parallel
+	 * (builtin walks), and the work of a node cut short by an environment error (no node row) */
+	"ALTER TABLE nodes ADD COLUMN compile_ahead_s REAL;\n"
+	"ALTER TABLE runs ADD COLUMN cut_s REAL NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE runs ADD COLUMN cut_llm_s REAL NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE runs ADD COLUMN cut_compile_s REAL NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE runs ADD COLUMN cut_eval_s REAL NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE runs ADD COLUMN cut_compiles INTEGER NOT NULL DEFAULT 0;\n",
 };
 
 static double wall_now(void)
@@ -373,7 +381,8 @@ int store_run_get(struct store *s, struct store_run *out, char **err)
 	sqlite3_stmt *st;
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(s->db, "SELECT task_name, task_json, config_json, budgets_json, status, "
-				      "stop_reason, cutegen_version, started, finished, best_node, resumes "
+				      "stop_reason, cutegen_version, started, finished, best_node, resumes, "
+				      "cut_s, cut_llm_s, cut_compile_s, cut_eval_s, cut_compiles "
 				      "FROM runs WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "cannot read the run");
 	int rc = -1;
@@ -389,6 +398,11 @@ int store_run_get(struct store *s, struct store_run *out, char **err)
 		out->finished = sqlite3_column_double(st, 8);
 		out->best_node = sqlite3_column_int64(st, 9);
 		out->resumes = sqlite3_column_int(st, 10);
+		out->cut_s = sqlite3_column_double(st, 11);
+		out->cut_llm_s = sqlite3_column_double(st, 12);
+		out->cut_compile_s = sqlite3_column_double(st, 13);
+		out->cut_eval_s = sqlite3_column_double(st, 14);
+		out->cut_compiles = sqlite3_column_int(st, 15);
 		rc = 0;
 	} else {
 		*err = xasprintf("run store '%s' holds no run", s->path);
@@ -407,6 +421,25 @@ int store_run_resumed(struct store *s, const char *budgets_json, char **err)
 		return fail(s, err, "cannot mark the run resumed");
 	bind_text(st, 1, budgets_json);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot mark the run resumed");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_run_add_cut(struct store *s, const struct store_cut *c, char **err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET cut_s = cut_s + ?1, cut_llm_s = cut_llm_s + ?2, "
+				      "cut_compile_s = cut_compile_s + ?3, cut_eval_s = cut_eval_s + ?4, "
+				      "cut_compiles = cut_compiles + ?5, wall_s = wall_s + ?1 WHERE id = 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(s, err, "cannot record the time of a node cut short");
+	sqlite3_bind_double(st, 1, c->total_s > 0 ? c->total_s : 0);
+	sqlite3_bind_double(st, 2, c->llm_s > 0 ? c->llm_s : 0);
+	sqlite3_bind_double(st, 3, c->compile_s > 0 ? c->compile_s : 0);
+	sqlite3_bind_double(st, 4, c->eval_s > 0 ? c->eval_s : 0);
+	sqlite3_bind_int(st, 5, c->compiles);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0
+		 : fail(s, err, "cannot record the time of a node cut short");
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -490,8 +523,9 @@ int store_add_node(struct store *s, struct store_node *n, const struct store_llm
 				      "verdict, outcome, message, source_sha, feedback_sha, "
 				      "compile_log_sha, report_sha, prompt_sha, llm_s, compile_s, eval_s, "
 				      "evaluator_s, profile_s, total_s, ms, speedup, roofline_fraction, "
-				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha) VALUES "
-				      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha, "
+				      "compile_ahead_s) VALUES "
+				      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(s, err, "cannot record a node");
 		goto rollback;
@@ -529,6 +563,7 @@ int store_add_node(struct store *s, struct store_node *n, const struct store_llm
 	sqlite3_bind_double(st, 27, n->created);
 	bind_text(st, 28, n->change);
 	bind_sha(st, 29, n->profile_sha);
+	bind_num(st, 30, n->compile_ahead_s > 0 ? n->compile_ahead_s : -1);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		fail(s, err, "cannot record a node");
 		goto rollback;
@@ -589,7 +624,8 @@ int store_nodes(struct store *s, struct store_node **out, size_t *count, char **
 				      "verdict, outcome, message, source_sha, feedback_sha, "
 				      "compile_log_sha, report_sha, prompt_sha, llm_s, compile_s, eval_s, "
 				      "evaluator_s, profile_s, total_s, ms, speedup, roofline_fraction, "
-				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha FROM nodes "
+				      "tokens_in, tokens_out, cost_usd, created, change, profile_sha, "
+				      "compile_ahead_s FROM nodes "
 				      "ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "cannot read the nodes");
@@ -628,6 +664,7 @@ int store_nodes(struct store *s, struct store_node **out, size_t *count, char **
 		x->created = sqlite3_column_double(st, 27);
 		x->change = col_text(st, 28);
 		col_sha(st, 29, x->profile_sha);
+		x->compile_ahead_s = col_num(st, 30);
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE) {

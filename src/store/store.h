@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 /* The schema this build writes; older databases are migrated on open, newer ones refused. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 enum { STORE_CREATE = 1, STORE_EXISTING = 2 };
 
@@ -53,6 +53,10 @@ struct store_run {
 	double started, finished; /* unix seconds; finished 0 while running */
 	long best_node;      /* 0 = none yet */
 	int resumes;         /* how many times `cutegen resume` continued it */
+	/* the work of nodes cut short by an environment error (no node row holds it): seconds in
+	 * all, of the model, of compiling (ahead and its own) and of evaluating; compiles made */
+	double cut_s, cut_llm_s, cut_compile_s, cut_eval_s;
+	int cut_compiles;
 };
 
 void store_run_release(struct store_run *r);
@@ -62,6 +66,13 @@ int store_run_begin(struct store *s, const struct store_run *r, char **err);
 int store_run_get(struct store *s, struct store_run *out, char **err);
 /* Sets status "running" again, counts a resume, and replaces the budgets (NULL = keep). */
 int store_run_resumed(struct store *s, const char *budgets_json, char **err);
+/* The time of a node cut short (stopped by an environment error before it was stored). */
+struct store_cut {
+	double total_s, llm_s, compile_s, eval_s;
+	int compiles;
+};
+/* Adds c to the run's cut_* figures and its wall time. */
+int store_run_add_cut(struct store *s, const struct store_cut *c, char **err);
 int store_run_finish(struct store *s, const char *status, const char *stop_reason, long best_node,
 		     char **err);
 
@@ -71,6 +82,10 @@ int store_run_finish(struct store *s, const char *status, const char *stop_reaso
  * store_nodes fills heap copies (compile_log, report, prompt and profile are not loaded back:
  * their sha256 fields say where they are). The verdict is a name of common/verdict.h.
  */
+/* A node's message is one line of at most this many bytes; a longer one is cut after its last
+ * whole word that fits, with "..." (older cutegens cut it here mid-word). */
+#define NODE_MESSAGE_MAX 240
+
 struct store_node {
 	long id;             /* filled by store_add_node: 1, 2, ... */
 	int iteration;       /* 1-based count of nodes, as the budget counts them */
@@ -93,6 +108,8 @@ struct store_node {
 	char source_sha[65], feedback_sha[65], compile_log_sha[65], report_sha[65], prompt_sha[65];
 	char profile_sha[65];
 	double llm_s, compile_s, eval_s, evaluator_s, profile_s, total_s;
+	double compile_ahead_s; /* wall of the compiles made ahead of it, in parallel (builtin
+				   walks: a stage's candidates; later nodes find them cached) */
 	double ms, speedup, roofline_fraction; /* < 0 = unknown */
 	long tokens_in, tokens_out;
 	double cost_usd;

@@ -31,6 +31,8 @@ struct pool {
 	int running, done, failed, max_attempts, alive;
 	double started, task_wall_sum;
 	int task_wall_n;
+	double *task_started; /* per worker: when its task began (0 = idle), for the ETA */
+	int nworkers;
 	const struct suite_opts *o;
 	int tty;
 	char *store_err;
@@ -48,15 +50,36 @@ static void fmt_secs(char *buf, size_t len, double s)
 		snprintf(buf, len, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
 }
 
-/* "3/12 done, 2 running, 1 failed | ETA 4m10s | best 2.31x 1.80x 1.20x" (caller holds mu). */
+/*
+ * "3/12 done, 2 running, 1 failed | ETA 4m10s | best 2.31x 1.80x 1.20x" (caller holds mu).
+ * The ETA comes from the tasks that finished (their mean wall): "estimating" until one has;
+ * each running task is charged what the mean leaves of it, the queue the mean each, spread
+ * over the workers. A task already past the mean makes it "overdue", never "0s".
+ */
 static void progress_text(struct pool *p, int nworkers, char *buf, size_t len)
 {
 	size_t left = p->qlen - p->qhead;
-	double eta = -1;
-	if (p->task_wall_n && nworkers)
-		eta = p->task_wall_sum / p->task_wall_n * (double)(left + (size_t)p->running) / nworkers;
-	char e[32];
-	fmt_secs(e, sizeof(e), eta);
+	char e[64];
+	if (!p->task_wall_n || nworkers < 1) {
+		snprintf(e, sizeof(e), "estimating");
+	} else {
+		double mean = p->task_wall_sum / p->task_wall_n, work = mean * (double)left, now = now_s();
+		int overdue = 0;
+		for (int i = 0; i < p->nworkers && p->task_started; i++) {
+			if (p->task_started[i] <= 0)
+				continue;
+			double el = now - p->task_started[i];
+			if (el < mean)
+				work += mean - el;
+			else
+				overdue++;
+		}
+		double eta = work / nworkers;
+		if (eta < 1 && overdue)
+			snprintf(e, sizeof(e), "overdue (%d past the %.0fs a task took)", overdue, mean);
+		else
+			fmt_secs(e, sizeof(e), eta);
+	}
 	int n = snprintf(buf, len, "%d/%zu done, %d running, %d failed | ETA %s", p->done, p->nrows,
 			 p->running, p->failed, e);
 	/* the three best speedups so far */
@@ -102,6 +125,7 @@ static void *worker_main(void *arg)
 		free(row->status);
 		row->status = xstrdup("running");
 		p->running++;
+		p->task_started[w->index] = now_s();
 		pthread_mutex_unlock(&p->mu);
 
 		struct suite_task res;
@@ -111,6 +135,7 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&p->mu);
 		p->running--;
+		p->task_started[w->index] = 0;
 		w->busy_s += res.wall_s;
 		w->tasks++;
 		p->task_wall_sum += res.wall_s;
@@ -250,6 +275,8 @@ int suite_run_local(struct suite_store *ss, const char *suite_dir, const struct 
 	signal(SIGPIPE, SIG_IGN);
 	p.started = now_s();
 	p.alive = nw;
+	p.task_started = xcalloc((size_t)nw, sizeof(double));
+	p.nworkers = nw;
 	for (int i = 0; i < nw; i++) {
 		ws[i].pool = &p;
 		ws[i].index = i;
@@ -299,6 +326,7 @@ int suite_run_local(struct suite_store *ss, const char *suite_dir, const struct 
 out:
 	free(p.store_err);
 	free(p.queue);
+	free(p.task_started);
 	suite_rows_free(p.rows, p.nrows);
 	suite_workers_free(ws, nw);
 	json_decref(busy);

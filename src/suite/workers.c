@@ -63,7 +63,7 @@ int suite_workers_make(const char *spec, struct worker **out, int *n, char **err
 	}
 	int rc = -1;
 	char *lerr = NULL;
-	json_t *j = eval_list_devices(runner, &lerr);
+	json_t *j = eval_list_devices(runner, 1, &lerr);
 	if (!j) {
 		*err = xasprintf("cannot list GPUs: %s", lerr);
 		free(lerr);

@@ -48,6 +48,7 @@ SH
 # A fake runner (mode in $T/runner.mode): pass, segv, hang, garbage, noreport.
 cat >"$T/bin/cutegen-runner" <<SH
 #!/usr/bin/env bash
+[ "\$1" = --devices ] && { echo '{"devices":[{"index":0,"name":"Fake GPU"}]}'; exit 0; }
 fd=
 while [ \$# -gt 0 ]; do [ "\$1" = --report-fd ] && fd=\$2; shift; done
 read -r nonce

@@ -74,7 +74,12 @@ TEST(store_migrates_v1_to_v2_and_keeps_profiles)
 	sqlite3 *db;
 	CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
 	CHECK_INT(sqlite3_exec(db, "ALTER TABLE nodes DROP COLUMN profile_sha; ALTER TABLE llm_calls "
-				   "DROP COLUMN cache_write_tokens; UPDATE meta SET "
+				   "DROP COLUMN cache_write_tokens; "
+				   "ALTER TABLE nodes DROP COLUMN compile_ahead_s; "
+				   "ALTER TABLE runs DROP COLUMN cut_s; ALTER TABLE runs DROP COLUMN cut_llm_s; "
+				   "ALTER TABLE runs DROP COLUMN cut_compile_s; "
+				   "ALTER TABLE runs DROP COLUMN cut_eval_s; "
+				   "ALTER TABLE runs DROP COLUMN cut_compiles; UPDATE meta SET "
 				   "value = '1' WHERE key = 'schema_version'", NULL, NULL, NULL),
 		  SQLITE_OK);
 	sqlite3_close(db);
