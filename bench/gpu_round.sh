@@ -5,6 +5,7 @@
 #   judge_ab.json      bench/judge_ab.sh: OLD_CUTEGEN (the build before the judge change) vs build/
 #   modules.log        tests/gpu/module_suite_torch.py (every module of tasks/ runs under torch)
 #   torch.log          cutegen eval --torch on a few tasks (eager and torch.compile baselines)
+#   builtin.log        the builtin agent over bench/llm_subset.txt, then suite_torch.py (fast_p vs eager, torch.compile)
 #   STEPS="tests ab modules torch" OLD_CUTEGEN=.gpu/old/cutegen OUT=DIR bash bench/gpu_round.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -25,8 +26,16 @@ for s in ${STEPS:-tests ab modules torch}; do
              tar -czf "$OUT/gt.tgz" -C "$OUT" gt && rm -rf "$OUT/gt" ;;
     ab)      A=${OLD_CUTEGEN:?} B=build/cutegen OUT="$OUT" ROUNDS=${AB_ROUNDS:-2} timeout "$(lim 300)" \
                  bash bench/judge_ab.sh >"$OUT/ab.log" 2>&1; tail -20 "$OUT/ab.log"; rm -rf "$OUT/ab" ;;
-    modules) timeout "$(lim 150)" python3 tests/gpu/module_suite_torch.py --full >"$OUT/modules.log" 2>&1
-             tail -3 "$OUT/modules.log"; grep -i 'not ok\|FAIL' "$OUT/modules.log" | head -10 ;;
+    modules) BUILD=build timeout "$(lim 200)" bash tests/gpu/modules.sh >"$OUT/modules.log" 2>&1
+             tail -3 "$OUT/modules.log"; grep '^not ok' "$OUT/modules.log" | head -10
+             timeout "$(lim 150)" python3 tests/gpu/module_suite_torch.py --full >"$OUT/module_suite.log" 2>&1
+             tail -3 "$OUT/module_suite.log"; grep -i 'not ok\|FAIL' "$OUT/module_suite.log" | head -10 ;;
+    builtin) timeout "$(lim 240)" build/cutegen suite bench/llm_subset.txt --backend builtin --gpus all --per-gpu 4 \
+                 --iters "${BUILTIN_ITERS:-8}" --out "$OUT/llmsub" >"$OUT/builtin.log" 2>&1
+             tail -15 "$OUT/builtin.log"
+             timeout "$(lim 150)" python3 bench/suite_torch.py "$OUT/llmsub" --cutegen build/cutegen --json "$OUT/llmsub_torch.json" \
+                 >"$OUT/suite_torch.log" 2>&1; tail -15 "$OUT/suite_torch.log"
+             tar -czf "$OUT/llmsub.tgz" -C "$OUT" llmsub && rm -rf "$OUT/llmsub" ;;
     torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
                  set -- $tk
                  timeout "$(lim 90)" build/cutegen eval "$1" --task "$2" --torch --json >"$OUT/torch_$(basename "$1" .cu).json" 2>&1
