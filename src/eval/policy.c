@@ -866,6 +866,8 @@ static const char *const g_cxx[] = {
 	"_ZTISt*", "_ZTVN10__cxxabiv1*",
 	/* destructors of globals and nvcc's unregistration at exit; <iostream>'s static init */
 	"__cxa_atexit", "__dso_handle", "atexit", "_ZNSt8ios_base4InitC1Ev",
+	/* <iostream>'s static init as libstdc++ 13 and later emit it (gcc 13+ hosts: the H200's) */
+	"_ZSt21ios_base_library_initv",
 	"_ZNSt8ios_base4InitD1Ev", "_GLOBAL_OFFSET_TABLE_", NULL,
 };
 

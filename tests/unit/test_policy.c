@@ -287,6 +287,7 @@ TEST(policy_symbol_allowlist_groups)
 		{ "__cxa_guard_acquire", "c++-runtime" },
 		{ "_ZSt16__throw_bad_castv", "c++-runtime" },
 		{ "_ZNSt8ios_base4InitC1Ev", "c++-runtime" },
+		{ "_ZSt21ios_base_library_initv", "c++-runtime" },
 		{ "atexit", "c++-runtime" },
 		{ "__udivti3", "arithmetic" },
 		{ "__isnan", "arithmetic" },
