@@ -534,6 +534,27 @@ static struct llm *open_model(struct llm_config *cfg, int *rc)
 	return m;
 }
 
+/*
+ * Applies the LLM flags over the settings loaded (lrc: what loading them returned) and opens
+ * the backend they name: 0 with *m (NULL when no model is configured) and *builtin set when
+ * the backend is the builtin agent, or the exit status after printing the error.
+ */
+static int open_backend(const struct llm_flags *lf, struct llm_config *cfg, int lrc, char **err,
+			struct llm **m, int *builtin)
+{
+	if (!lrc)
+		lrc = llm_flags_apply(lf, cfg, err);
+	if (lrc) {
+		error("%s", *err);
+		return exit_status_for(llm_error_code(lrc));
+	}
+	*builtin = cfg->backend && !strcmp(cfg->backend, "builtin");
+	int rc = 0;
+	if (!*builtin)
+		*m = open_model(cfg, &rc);
+	return rc;
+}
+
 static char *default_run_dir(const struct task *t)
 {
 	char stamp[32];
@@ -674,20 +695,9 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
-	int lrc = config_load_llm(&cfg, &err);
-	if (!lrc)
-		lrc = llm_flags_apply(&lf, &cfg, &err);
-	if (lrc) {
-		error("%s", err);
-		rc = lrc == LLM_ERR_INPUT ? EXIT_INPUT : EXIT_USAGE;
+	rc = open_backend(&lf, &cfg, config_load_llm(&cfg, &err), &err, &m, &r.builtin);
+	if (rc)
 		goto out;
-	}
-	r.builtin = cfg.backend && !strcmp(cfg.backend, "builtin");
-	if (!r.builtin) {
-		m = open_model(&cfg, &rc);
-		if (rc)
-			goto out;
-	}
 	if (!m && !r.seed && !r.seed_from && !r.builtin) {
 		r.builtin = 1;
 		if (!r.quiet && !r.json)
@@ -911,19 +921,9 @@ int cmd_resume(int argc, char **argv)
 		llm_config_set(&cfg.api_key_env, NULL);
 		llm_config_set(&cfg.backend, NULL);
 	}
-	if (!lrc)
-		lrc = llm_flags_apply(&lf, &cfg, &err);
-	if (lrc) {
-		error("%s", err);
-		rc = lrc == LLM_ERR_INPUT ? EXIT_INPUT : EXIT_USAGE;
+	rc = open_backend(&lf, &cfg, lrc, &err, &m, &r.builtin);
+	if (rc)
 		goto out;
-	}
-	r.builtin = cfg.backend && !strcmp(cfg.backend, "builtin");
-	if (!r.builtin) {
-		m = open_model(&cfg, &rc);
-		if (rc)
-			goto out;
-	}
 	if (!m && !r.builtin) {
 		error("no model configured to continue run '%s' with: set OPENAI_API_KEY / "
 		      "ANTHROPIC_API_KEY, or --backend cmd/replay (or --backend builtin)", run_dir);
