@@ -35,10 +35,13 @@ if [ "\$1" = --devices ]; then
     [ -e "$T/nogpu" ] && { echo '{"error":"no NVIDIA driver on this machine","devices":[]}'; exit 0; }
     echo '{"devices":[{"index":0,"name":"Fake GPU","cc":"9.0"}]}'; exit 0
 fi
-out=
-while [ \$# -gt 0 ]; do [ "\$1" = --out ] && out=\$2; shift; done
+# the judge's report channel: a nonce on stdin, the report on the --report-fd pipe
+fd=
+while [ \$# -gt 0 ]; do [ "\$1" = --report-fd ] && fd=\$2; shift; done
+read -r nonce
 sleep 0.4
-printf '{"verdict":"pass","message":"","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"runner_s":0.4}\n' >"\$out"
+echo "phase report"
+printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":3,"sampled_checks":1}},"runner_s":0.4}\n' "\$nonce" >/dev/fd/\$fd
 SH
 chmod +x "$T/bin/nvcc" "$T/bin/cutegen-runner"
 # The fake nvcc's object is empty: a fake objdump gives the object check a clean symbol table.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The loop with real nvcc and runner reports recorded on the H200 (tests/data/loop_h200/, keyed by
 # the sha256 of the kernel source; recorded by bench/eval_examples.sh on 2026-12-02): a reply
-# that does not compile comes back as a parsed error, the fixed reply (the example CuTe kernel)
+# that does not compile comes back as a parsed error, the fixed reply (the CuTe kernel the H200
+# judged then, kept beside its reports: kernels/ has since been regenerated from the families)
 # is judged by the H200's report, and the run's best carries the H200's measured speed.
 set -u
 REPO=${REPO:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -19,10 +20,10 @@ def whole(change, path):
     return {"reply": "Change: %s\n\n```cuda\n%s```\n" % (change, open(repo + "/" + path).read()), "stop": "end",
             "usage": {"in": 1000, "out": 500}}
 with open(tmp + "/relu.jsonl", "w") as f:
-    for r in (whole("first version", "bench/loop/relu_typo.cu"), whole("vectorized TiledCopy", "kernels/relu_fp32.cu")):
+    for r in (whole("first version", "bench/loop/relu_typo.cu"), whole("vectorized TiledCopy", "tests/data/loop_h200/relu_fp32.cu")):
         f.write(json.dumps(r) + "\n")
 with open(tmp + "/gemm.jsonl", "w") as f:
-    for r in (whole("first version", "bench/loop/gemm_typo.cu"), whole("cp.async pipeline, FMA TiledMMA", "kernels/gemm_fp32_sm80.cu")):
+    for r in (whole("first version", "bench/loop/gemm_typo.cu"), whole("cp.async pipeline, FMA TiledMMA", "tests/data/loop_h200/gemm_fp32_sm80.cu")):
         f.write(json.dumps(r) + "\n")
 PY
 
