@@ -250,6 +250,14 @@ static void add_metric(struct ncu_report *rep, struct ncu_kernel *k, const char 
 	m->text = xstrdup(text);
 }
 
+/* The kernel ID in ncu's ID column, or `otherwise` when there is none or it is out of range
+ * (untrusted text: casting an out-of-range double to long is undefined behaviour). */
+static long kernel_id(const char *id, long otherwise)
+{
+	double v;
+	return id && ncu_parse_number(id, &v) == 0 && v >= 0 && v < 1e15 ? (long)v : otherwise;
+}
+
 static struct ncu_kernel *new_kernel(struct ncu_report *rep, const char *id, const char *name,
 				     const char *block, const char *grid)
 {
@@ -260,10 +268,7 @@ static struct ncu_kernel *new_kernel(struct ncu_report *rep, const char *id, con
 	ALLOC_GROW(rep->kernels, rep->nr + 1, rep->alloc);
 	struct ncu_kernel *k = &rep->kernels[rep->nr++];
 	memset(k, 0, sizeof(*k));
-	double v;
-	/* an ID out of range (untrusted text) is not cast: that is undefined behaviour */
-	k->id = id && ncu_parse_number(id, &v) == 0 && v >= 0 && v < 1e15 ? (long)v
-									  : (long)rep->nr - 1;
+	k->id = kernel_id(id, (long)rep->nr - 1);
 	k->name = xstrdup(name ? name : "");
 	k->block = xstrdup(block ? block : "");
 	k->grid = xstrdup(grid ? grid : "");
@@ -409,8 +414,7 @@ int ncu_csv_parse(const char *text, size_t len, struct ncu_report *rep, char **e
 		} else {
 			const char *id = field(&r, i_id);
 			struct ncu_kernel *k = NULL;
-			double v;
-			long idn = id && ncu_parse_number(id, &v) == 0 ? (long)v : -1;
+			long idn = kernel_id(id, -1);
 			for (size_t j = rep->nr; j-- > 0;)
 				if (rep->kernels[j].id == idn) {
 					k = &rep->kernels[j];
