@@ -6,6 +6,12 @@
 #   modules.log        tests/gpu/module_suite_torch.py (every module of tasks/ runs under torch)
 #   torch.log          cutegen eval --torch on a few tasks (eager and torch.compile baselines)
 #   builtin.log        the builtin agent over bench/llm_subset.txt, then suite_torch.py (fast_p vs eager, torch.compile)
+#   suites/            bench/builtin_suite.sh over $SUITES (default "llm hopper kb1"), one deadline per
+#                      suite in SUITE_DEADLINES (seconds), then suite_torch.py on each (suites.log)
+#   modeval.log        the evaluation of modules that do not lower: tests/gpu/modules_prepare.py,
+#                      modules_eval.sh, module_kernels.sh (those present in the tree)
+#   classes/           bench/class_table.sh (issue 20's workload classes: builtin vs cuBLASLt, eager,
+#                      torch.compile) under CLASSES_BUDGET seconds
 #   STEPS="tests ab modules torch" OLD_CUTEGEN=.gpu/old/cutegen OUT=DIR bash bench/gpu_round.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -36,6 +42,26 @@ for s in ${STEPS:-tests ab modules torch}; do
              timeout "$(lim 150)" python3 bench/suite_torch.py "$OUT/llmsub" --cutegen build/cutegen --json "$OUT/llmsub_torch.json" \
                  >"$OUT/suite_torch.log" 2>&1; tail -15 "$OUT/suite_torch.log"
              tar -czf "$OUT/llmsub.tgz" -C "$OUT" llmsub && rm -rf "$OUT/llmsub" ;;
+    suites)  mkdir -p "$OUT/suites"
+             OUT="$OUT/suites" BUILTIN_SUITES="${SUITES:-llm hopper kb1}" BUILTIN_DEADLINE="${SUITE_DEADLINES:-}" \
+                 BUILTIN_TIMEOUT=${SUITE_TASK_TIMEOUT:-240} timeout "$(lim 590)" bash bench/builtin_suite.sh >"$OUT/suites.log" 2>&1
+             tail -25 "$OUT/suites.log"
+             for d in "$OUT"/suites/suite-*/; do
+                 [ -f "$d/suite.db" ] || continue
+                 n=$(basename "$d")
+                 timeout "$(lim 120)" python3 bench/suite_torch.py "$d" --cutegen build/cutegen --json "$OUT/suites/$n-torch.json" \
+                     >"$OUT/suites/$n-torch.log" 2>&1; tail -12 "$OUT/suites/$n-torch.log"
+             done
+             rm -rf "$OUT/suites/evals"; tar -czf "$OUT/suites.tgz" --exclude="*.so" --exclude="*.o" -C "$OUT" suites && rm -rf "$OUT/suites" ;;
+    modeval) : >"$OUT/modeval.log"
+             [ -f tests/gpu/modules_prepare.py ] && timeout "$(lim 120)" python3 tests/gpu/modules_prepare.py >>"$OUT/modeval.log" 2>&1
+             for sc in tests/gpu/modules_eval.sh tests/gpu/module_kernels.sh; do
+                 [ -f "$sc" ] && BUILD=build OUT="$OUT" timeout "$(lim 240)" bash "$sc" >>"$OUT/modeval.log" 2>&1
+             done
+             grep -c '^ok' "$OUT/modeval.log"; grep '^not ok\|passed, ' "$OUT/modeval.log" | head -30 ;;
+    classes) mkdir -p "$OUT/classes"
+             OUT="$OUT/classes" BUDGET=$(lim "${CLASSES_BUDGET:-400}") timeout "$(lim 590)" bash bench/class_table.sh \
+                 >"$OUT/classes.log" 2>&1; tail -30 "$OUT/classes.log" ;;
     torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
                  set -- $tk
                  timeout "$(lim 90)" build/cutegen eval "$1" --task "$2" --torch --json >"$OUT/torch_$(basename "$1" .cu).json" 2>&1
