@@ -22,8 +22,8 @@ CORE_SRC  := $(filter-out $(UTIL_SRC),$(CORE_SRC))
 EMBED_IN  := $(sort $(wildcard prompts/*.txt prompts/*/*.txt tasks/*.json docs/cli/*.txt \
 	       report/*.html export/* docs/kernel-abi.md include/cutegen/*.h tools/*.py \
 	       docs/cute/*.md builtin/*.cu))
-RUNNER_C  := runner/runner.c runner/confine.c runner/limits.c
-BASELINE_C := runner/baseline.c runner/blas.c runner/limits.c
+RUNNER_C  := runner/runner.c runner/confine.c runner/limits.c runner/protocol.c
+BASELINE_C := runner/baseline.c runner/blas.c runner/limits.c runner/protocol.c
 RUNNER_CU := $(wildcard runner/*.cu)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 
@@ -89,7 +89,8 @@ $(BUILD)/confine-test: $(call obj,tests/confine/confine_test.c runner/confine.c)
 $(BUILD)/forge-harness: $(call obj,tests/confine/forge_harness.c runner/confine.c)
 	$(CC) $(SANITIZE) -o $@ $^ -ldl -lpthread
 
-$(BUILD)/unit-tests: $(call obj,$(UNIT_SRC)) $(CLI_OBJ)
+# runner/protocol.c: the timing protocol the runner and the baseline share, host code unit-tested
+$(BUILD)/unit-tests: $(call obj,$(UNIT_SRC) runner/protocol.c) $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
 
 # The e2e tests also need what scripts/deps-test.sh installs (a single-node Slurm, Chromium).

@@ -1,7 +1,7 @@
 /*
  * cutegen-baseline: what a candidate is compared with and bounded by, measured in a process
- * that never loads a candidate: cuBLASLt on the task (best of its heuristic candidates), the
- * copy bandwidth of the GPU (the roofline of memory-bound ops), and the compute peak of the
+ * that never loads a candidate: cuBLASLt on the task (best of its heuristic candidates, timed
+ * under the candidate's protocol: protocol.h), the copy bandwidth of the GPU (the roofline of memory-bound ops), and the compute peak of the
  * task's precision, measured (cuBLASLt on a large square GEMM; an FMA loop for fp32 SIMT) and
  * from the hardware's figures (SMs x clock x operations per clock). cuBLASLt is linked here
  * and nowhere else: the runner, which loads the candidate, has no vendor library to offer it.
@@ -15,6 +15,7 @@
 #include "blas.h"
 #include "devkern.h"
 #include "limits.h"
+#include "protocol.h"
 #include "common/task.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -38,12 +39,6 @@ struct base {
 	size_t flush_bytes;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int dk_of(enum dtype d)
 {
 	switch (d) {
@@ -54,7 +49,8 @@ static int dk_of(enum dtype d)
 	}
 }
 
-/* Median event time of a cuBLASLt plan, L2 flushed before each call. -1 on failure. */
+/* Median event time of a cuBLASLt plan on its fixed inputs, L2 flushed before each call: the
+ * measured compute peak (a bound, not a baseline: time_task times the baseline). -1 on failure. */
 static double time_plan(struct base *b, struct blas_plan *p, int trials, double *p10, double *p90)
 {
 	cudaEvent_t ev[2 * TRIALS_MAX];
@@ -79,8 +75,7 @@ static double time_plan(struct base *b, struct blas_plan *p, int trials, double 
 			cudaEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]);
 			ms[i] = f;
 		}
-		qsort(ms, (size_t)trials, sizeof(double), cmp_double);
-		med = trials % 2 ? ms[trials / 2] : 0.5 * (ms[trials / 2 - 1] + ms[trials / 2]);
+		med = protocol_median(ms, trials);
 		if (p10)
 			*p10 = ms[trials / 10];
 		if (p90)
@@ -120,51 +115,174 @@ static double copy_bandwidth_gbps(struct base *b)
 	cudaEventDestroy(e1);
 	cudaFree(x);
 	cudaFree(y);
-	qsort(ms, (size_t)n, sizeof(double), cmp_double);
-	return 2.0 * (double)bytes / (ms[n / 2] * 1e-3) / 1e9;
+	return 2.0 * (double)bytes / (protocol_median(ms, n) * 1e-3) / 1e9;
+}
+
+#define MAX_SETS 3 /* input sets the timed calls rotate over, as the runner's */
+
+/* The task's tensors, once per input set (outputs: set 0 only), with the fill of each. */
+struct operands {
+	struct tensor_spec ts[TASK_MAX_TENSORS];
+	int nt, nsets;
+	int64_t numel[TASK_MAX_TENSORS], rows[TASK_MAX_TENSORS], cols[TASK_MAX_TENSORS];
+	void *d[MAX_SETS][TASK_MAX_TENSORS];
+};
+
+static void *operand(struct operands *op, int k, const char *name)
+{
+	for (int i = 0; i < op->nt; i++)
+		if (!strcmp(op->ts[i].name, name))
+			return op->d[op->ts[i].is_output ? 0 : k][i];
+	return NULL;
+}
+
+/* Every input of set k regenerated in distribution dist from seed, as the runner does it
+ * (protocol_fill). */
+static int fill_set(struct base *b, struct operands *op, int k, enum dist dist, uint64_t seed)
+{
+	for (int i = 0; i < op->nt; i++) {
+		if (op->ts[i].is_output)
+			continue;
+		struct dk_fill f;
+		protocol_fill(b->t, &op->ts[i], i, op->numel[i], op->rows[i], op->cols[i], dist, seed, &f);
+		if (dk_fill(op->d[k][i], &f, b->s))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * cuBLASLt on the task, timed under the candidate's protocol (protocol.h): before each timed
+ * call, outside the events, the next input set regenerated in a distribution and from a seed
+ * drawn then, the output poisoned, the L2 flushed; the time is the largest per-distribution
+ * median. Only the checks of the runner are missing (cuBLASLt is trusted); the stream is
+ * synchronized after each call as the runner's checks do, so the GPU sees the same gaps.
+ * Returns the time, -1 on failure; by_dist, p10/p90 and trials filled.
+ */
+static double time_task(struct base *b, struct blas_plan *p, struct operands *op, double by_dist[DIST_COUNT],
+			double *p10, double *p90, int *ntrials)
+{
+	const struct task *t = b->t;
+	static cudaEvent_t ev[2 * PROTOCOL_MAX_TRIALS];
+	double ms[PROTOCOL_MAX_TRIALS];
+	enum dist dist[PROTOCOL_MAX_TRIALS];
+	int out = -1;
+	for (int i = 0; i < op->nt; i++)
+		if (op->ts[i].is_output)
+			out = i;
+	if (out < 0)
+		return -1;
+	int odt = dk_of(op->ts[out].dtype);
+	for (int i = 0; i < 3; i++)
+		if (blas_plan_run(p, b->s))
+			return -1;
+	for (int i = 0; i < 2 * PROTOCOL_MAX_TRIALS; i++)
+		cudaEventCreate(&ev[i]);
+	double med = -1;
+	dk_flush_l2(b->flush, b->flush_bytes, b->s);
+	cudaEventRecord(ev[0], b->s);
+	blas_plan_run(p, b->s);
+	cudaEventRecord(ev[1], b->s);
+	float est = 0;
+	if (cudaEventSynchronize(ev[1]) || cudaEventElapsedTime(&est, ev[0], ev[1]))
+		goto out;
+	int trials = protocol_trials(est, b->quick);
+	for (int i = 0; i < trials; i++) {
+		int k = i % op->nsets;
+		dist[i] = protocol_draw_dist(t);
+		if (fill_set(b, op, k, dist[i], protocol_draw_seed()) ||
+		    blas_plan_bind(p, operand(op, k, "A"), operand(op, k, t->op == OP_MATVEC ? "x" : "B"),
+				   operand(op, k, "bias")) ||
+		    dk_poison(op->d[0][out], odt, op->numel[out], b->s))
+			goto out;
+		dk_flush_l2(b->flush, b->flush_bytes, b->s);
+		cudaEventRecord(ev[2 * i], b->s);
+		int rc = blas_plan_run(p, b->s);
+		cudaEventRecord(ev[2 * i + 1], b->s);
+		if (rc || cudaStreamSynchronize(b->s))
+			goto out;
+	}
+	for (int i = 0; i < trials; i++) {
+		float f = 0;
+		cudaEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]);
+		ms[i] = f;
+	}
+	med = protocol_worst_median(ms, dist, trials, by_dist);
+	protocol_median(ms, trials); /* sorts: the percentiles */
+	*p10 = ms[trials / 10];
+	*p90 = ms[trials - 1 - trials / 10];
+	*ntrials = trials;
+out:
+	blas_plan_bind(p, operand(op, 0, "A"), operand(op, 0, t->op == OP_MATVEC ? "x" : "B"), operand(op, 0, "bias"));
+	for (int i = 0; i < 2 * PROTOCOL_MAX_TRIALS; i++)
+		cudaEventDestroy(ev[i]);
+	cudaGetLastError();
+	return med;
+}
+
+/* Up to MAX_SETS input sets while they take at most half the free memory, as the runner's. */
+static int alloc_operands(struct base *b, struct operands *op, char *err, size_t errlen)
+{
+	size_t in_bytes = 0, fr = 0, tot = 0;
+	op->nt = task_tensors(b->t, op->ts);
+	op->nsets = 1;
+	for (int i = 0; i < op->nt; i++) {
+		int64_t n = 1;
+		for (int k = 0; k < op->ts[i].ndim; k++)
+			n *= op->ts[i].shape[k];
+		op->numel[i] = n;
+		op->cols[i] = op->ts[i].shape[op->ts[i].ndim - 1];
+		op->rows[i] = op->ts[i].ndim >= 2 ? op->ts[i].shape[op->ts[i].ndim - 2] : 1;
+		if (cudaMalloc(&op->d[0][i], (size_t)n * (size_t)dtype_size(op->ts[i].dtype))) {
+			snprintf(err, errlen, "no memory for tensor '%s'", op->ts[i].name);
+			return -1;
+		}
+		if (!op->ts[i].is_output)
+			in_bytes += (size_t)n * (size_t)dtype_size(op->ts[i].dtype);
+	}
+	if (cudaMemGetInfo(&fr, &tot))
+		return 0;
+	for (int k = 1; k < MAX_SETS && in_bytes * (size_t)k <= fr / 2; k++) {
+		for (int i = 0; i < op->nt; i++)
+			if (!op->ts[i].is_output &&
+			    cudaMalloc(&op->d[k][i], (size_t)op->numel[i] * (size_t)dtype_size(op->ts[i].dtype))) {
+				cudaGetLastError();
+				for (int j = 0; j < op->nt; j++) {
+					cudaFree(op->d[k][j]);
+					op->d[k][j] = NULL;
+				}
+				return 0;
+			}
+		op->nsets = k + 1;
+	}
+	return 0;
+}
+
+static void free_operands(struct operands *op)
+{
+	for (int k = 0; k < MAX_SETS; k++)
+		for (int i = 0; i < op->nt; i++)
+			cudaFree(op->d[k][i]);
 }
 
 static void add_cublaslt(struct base *b, json_t *o)
 {
 	const struct task *t = b->t;
-	struct tensor_spec ts[TASK_MAX_TENSORS];
-	int nt = task_tensors(t, ts);
-	void *d[TASK_MAX_TENSORS] = { 0 };
-	const void *A = NULL, *B = NULL, *bias = NULL;
-	void *C = NULL;
-	int64_t bnumel = 0;
+	struct operands op;
+	memset(&op, 0, sizeof(op));
 	char err[256] = "";
 	struct blas_plan *p = NULL;
-	for (int i = 0; i < nt; i++) {
-		int64_t n = 1;
-		for (int k = 0; k < ts[i].ndim; k++)
-			n *= ts[i].shape[k];
-		if (cudaMalloc(&d[i], (size_t)n * (size_t)dtype_size(ts[i].dtype))) {
-			snprintf(err, sizeof(err), "no memory for tensor '%s'", ts[i].name);
-			goto out;
-		}
-		if (ts[i].is_output) {
-			C = d[i];
-			continue;
-		}
-		struct dk_fill f;
-		memset(&f, 0, sizeof(f));
-		f.dtype = dk_of(ts[i].dtype);
-		f.dist = DIST_UNIFORM;
-		f.structure = ts[i].structure;
-		f.seed = 100 + (uint64_t)i;
-		f.numel = n;
-		f.cols = ts[i].shape[ts[i].ndim - 1];
-		f.rows = ts[i].ndim >= 2 ? ts[i].shape[ts[i].ndim - 2] : 1;
-		dk_fill(d[i], &f, b->s);
-		if (!strcmp(ts[i].name, "A"))
-			A = d[i];
-		else if (!strcmp(ts[i].name, "B") || !strcmp(ts[i].name, "x")) {
-			B = d[i];
-			bnumel = n;
-		} else if (!strcmp(ts[i].name, "bias"))
-			bias = d[i];
-	}
+	if (alloc_operands(b, &op, err, sizeof(err)))
+		goto out;
+	/* the plan is chosen on uniform inputs (a seed no timed call uses), then timed */
+	if (fill_set(b, &op, 0, DIST_UNIFORM, 100))
+		goto out;
+	const void *B = operand(&op, 0, t->op == OP_MATVEC ? "x" : "B");
+	int64_t bnumel = 0;
+	for (int i = 0; i < op.nt; i++)
+		if (!strcmp(op.ts[i].name, t->op == OP_MATVEC ? "x" : "B"))
+			bnumel = op.numel[i];
+	const void *bias = operand(&op, 0, "bias");
 	struct gemm_desc g;
 	memset(&g, 0, sizeof(g));
 	g.batch = t->batch > 0 ? t->batch : 1;
@@ -181,19 +299,33 @@ static void add_cublaslt(struct base *b, json_t *o)
 	g.bias = bias;
 	g.bias_dtype = bias ? dk_of(t->out_dtype) : 0;
 	g.epi_act = t->epi_act == ACT_GELU_ERF ? ACT_GELU_TANH : t->epi_act;
-	p = blas_plan_new(&g, A, B, C, 1, b->s, err, sizeof(err));
+	void *C = NULL;
+	for (int i = 0; i < op.nt; i++)
+		if (op.ts[i].is_output)
+			C = op.d[0][i];
+	p = blas_plan_new(&g, operand(&op, 0, "A"), B, C, 1, b->s, err, sizeof(err));
 	if (!p)
 		goto out;
-	double p10 = 0, p90 = 0, ms = time_plan(b, p, b->quick ? 20 : 50, &p10, &p90);
+	double by_dist[DIST_COUNT], p10 = 0, p90 = 0;
+	int trials = 0;
+	double ms = time_task(b, p, &op, by_dist, &p10, &p90, &trials);
 	if (ms <= 0) {
 		snprintf(err, sizeof(err), "cuBLASLt failed on this task");
 		goto out;
 	}
 	json_t *c = json_object();
 	json_object_set_new(c, "kind", json_string("cublaslt"));
+	json_object_set_new(c, "protocol", json_string(PROTOCOL_NAME));
 	json_object_set_new(c, "median_ms", json_real(ms));
+	json_t *bd = json_object();
+	for (int d = 0; d < DIST_COUNT; d++)
+		if (by_dist[d] >= 0)
+			json_object_set_new(bd, dist_name((enum dist)d), json_real(by_dist[d]));
+	json_object_set_new(c, "median_ms_by_dist", bd);
 	json_object_set_new(c, "p10_ms", json_real(p10));
 	json_object_set_new(c, "p90_ms", json_real(p90));
+	json_object_set_new(c, "trials", json_integer(trials));
+	json_object_set_new(c, "input_sets", json_integer(op.nsets));
 	json_object_set_new(c, "algo", json_string(blas_plan_describe(p)));
 	json_object_set_new(c, "tflops", json_real(task_flops(t) / (ms * 1e-3) / 1e12));
 	json_object_set_new(o, "cublaslt", c);
@@ -201,8 +333,7 @@ out:
 	if (err[0])
 		json_object_set_new(o, "cublaslt_error", json_string(err));
 	blas_plan_free(p);
-	for (int i = 0; i < nt; i++)
-		cudaFree(d[i]);
+	free_operands(&op);
 	cudaGetLastError();
 }
 

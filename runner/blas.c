@@ -68,6 +68,15 @@ int blas_plan_run(struct blas_plan *p, void *stream)
 	return run_algo(p, &p->algo, (cudaStream_t)stream);
 }
 
+int blas_plan_bind(struct blas_plan *p, const void *A, const void *B, const void *bias)
+{
+	p->A = A;
+	p->B = B;
+	if (bias && cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)))
+		return -1;
+	return 0;
+}
+
 const char *blas_plan_describe(const struct blas_plan *p)
 {
 	return p->desc;

@@ -30,6 +30,10 @@ struct blas_plan;
 struct blas_plan *blas_plan_new(const struct gemm_desc *d, const void *A, const void *B, void *C,
 				int tune, void *stream, char *err, size_t errlen);
 int blas_plan_run(struct blas_plan *p, void *stream); /* cudaError or cublas status, 0 = ok */
+/* Points the plan at other operands of the same shapes and types (cudaMalloc'd alike, so the
+ * chosen algorithm's alignment holds): the input sets the baseline's timed calls rotate over.
+ * bias: NULL when the plan has none. 0 = ok. */
+int blas_plan_bind(struct blas_plan *p, const void *A, const void *B, const void *bias);
 /* A short description of the chosen algorithm, static until the plan is freed. */
 const char *blas_plan_describe(const struct blas_plan *p);
 void blas_plan_free(struct blas_plan *p);

@@ -22,9 +22,15 @@
 #define POISON_BF16 0x7FD5u
 #define POISON_F16 0x7E15u
 
-/* scratch of the sampled check: the counters, the list, then got/want/tol per listed position */
+/* scratch of the sampled check: the counters, the list, got/want/tol per listed position, then
+ * the partial dot products (fp64 sum and scale) of every sample's slices of K */
 #define SAMPLE_IDX_OFF 256
 #define SAMPLE_VAL_OFF (SAMPLE_IDX_OFF + DK_MAX_CHECK_SAMPLES * 8)
+#define SAMPLE_PART_OFF (SAMPLE_VAL_OFF + 3 * DK_MAX_CHECK_SAMPLES * 8)
+#define SAMPLE_MAX_PARTS 32768   /* samples x splits */
+#define SAMPLE_MAX_SPLITS 64
+#define SAMPLE_K_PER_BLOCK 16384 /* K elements per block, at most */
+#define SAMPLE_THREADS 256
 
 __device__ __forceinline__ uint64_t mix64(uint64_t z)
 {
@@ -49,16 +55,20 @@ __device__ __forceinline__ double normal01(uint64_t h)
 
 __device__ float gen_value(const struct dk_fill &f, int64_t idx)
 {
-	int64_t mat = f.rows * f.cols;
-	int64_t within = idx % mat, base = idx - within;
-	int64_t r = within / f.cols, c = within % f.cols;
 	int64_t key = idx;
-	if (f.structure == STRUCT_SYMMETRIC && r > c)
-		key = base + c * f.cols + r;
-	else if (f.structure == STRUCT_UPPER && r > c)
-		return 0.0f;
-	else if (f.structure == STRUCT_LOWER && r < c)
-		return 0.0f;
+	/* only structured matrices need the row and column: 64-bit divisions are software
+	 * routines on the GPU, most of what a fill of a multi-GB tensor cost */
+	if (f.structure != STRUCT_GENERAL) {
+		int64_t mat = f.rows * f.cols;
+		int64_t within = idx % mat, base = idx - within;
+		int64_t r = within / f.cols, c = within % f.cols;
+		if (f.structure == STRUCT_SYMMETRIC && r > c)
+			key = base + c * f.cols + r;
+		else if (f.structure == STRUCT_UPPER && r > c)
+			return 0.0f;
+		else if (f.structure == STRUCT_LOWER && r < c)
+			return 0.0f;
+	}
 	uint64_t h = mix64(f.seed * 0xD1B54A32D192ED03ull ^ mix64((uint64_t)key));
 	switch (f.dist) {
 	case DIST_UNIFORM:
@@ -388,7 +398,7 @@ __global__ void worst_kernel(dk_compare c, dev_stats *st)
 
 extern "C" size_t dk_scratch_bytes(void)
 {
-	size_t a = sizeof(dev_stats) + 256, b = SAMPLE_VAL_OFF + 3 * DK_MAX_CHECK_SAMPLES * sizeof(double);
+	size_t a = sizeof(dev_stats) + 256, b = SAMPLE_PART_OFF + 2 * SAMPLE_MAX_PARTS * sizeof(double);
 	return a > b ? a : b;
 }
 
@@ -632,36 +642,68 @@ struct sample_dev {
 };
 
 
-/* One warp per listed output element: its reference (for a GEMM, the dot product and its
- * scale in fp64 over all of K; else what the whole-output compare computes) against the
- * output. */
-__global__ void sample_kernel(dk_gemm g, int is_gemm, dk_compare c, const long long *idx, int n,
-			      sample_dev *st, double *vals)
+/* A GEMM sample's dot product is split over blocks along K, each block's threads striding its
+ * slice (coalesced along A's rows), so the check reads the sampled rows at the memory's rate
+ * instead of one warp walking all of K (a matvec with K = 2^20 took tens of ms per trial).
+ * Partial sums, in fp64, go to parts[sample][split][2]; sample_kernel adds them in order. */
+
+__global__ void __launch_bounds__(SAMPLE_THREADS) sample_dot_kernel(dk_gemm g, int64_t cols,
+								  const long long *idx, int splits,
+								  double *parts)
 {
-	int w = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x & 31;
+	__shared__ double red[2][SAMPLE_THREADS / 32];
+	int w = blockIdx.y, sp = blockIdx.x, tid = threadIdx.x;
+	int64_t i = idx[w], r = i / cols, col = i % cols;
+	int64_t b = r / g.m, m = r % g.m;
+	int64_t chunk = (g.k + splits - 1) / splits, k0 = sp * chunk, k1 = k0 + chunk < g.k ? k0 + chunk : g.k;
+	double acc = 0, sc = 0;
+	for (int64_t k = k0 + tid; k < k1; k += SAMPLE_THREADS) {
+		double a = gemm_a(g, b, m, k), bv = gemm_b(g, b, k, col);
+		acc = fma(a, bv, acc);
+		sc = fma(fabs(a), fabs(bv), sc);
+	}
+	for (int o = 16; o > 0; o /= 2) {
+		acc += __shfl_down_sync(0xffffffffu, acc, o);
+		sc += __shfl_down_sync(0xffffffffu, sc, o);
+	}
+	if ((tid & 31) == 0) {
+		red[0][tid / 32] = acc;
+		red[1][tid / 32] = sc;
+	}
+	__syncthreads();
+	if (tid)
+		return;
+	acc = sc = 0;
+	for (int q = 0; q < SAMPLE_THREADS / 32; q++) {
+		acc += red[0][q];
+		sc += red[1][q];
+	}
+	parts[2 * ((int64_t)w * splits + sp)] = acc;
+	parts[2 * ((int64_t)w * splits + sp) + 1] = sc;
+}
+
+/* One thread per listed output element: its reference (for a GEMM, the dot product and its
+ * scale in fp64 over all of K, from sample_dot_kernel's partial sums; else what the
+ * whole-output compare computes) against the output. */
+__global__ void sample_kernel(int is_gemm, dk_compare c, const long long *idx, int n, int splits,
+			      const double *parts, sample_dev *st, double *vals)
+{
+	int w = (int)(blockIdx.x * blockDim.x + threadIdx.x);
 	if (w >= n)
 		return;
 	int64_t i = idx[w], r = i / c.cols, col = i % c.cols;
 	double want, tol;
 	if (is_gemm) {
-		int64_t b = r / g.m, m = r % g.m;
 		double acc = 0, sc = 0;
-		for (int64_t k = lane; k < g.k; k += 32) {
-			double a = gemm_a(g, b, m, k), bv = gemm_b(g, b, k, col);
-			acc = fma(a, bv, acc);
-			sc = fma(fabs(a), fabs(bv), sc);
-		}
-		for (int o = 16; o > 0; o /= 2) {
-			acc += __shfl_down_sync(0xffffffffu, acc, o);
-			sc += __shfl_down_sync(0xffffffffu, sc, o);
+		for (int sp = 0; sp < splits; sp++) {
+			acc += parts[2 * ((int64_t)w * splits + sp)];
+			sc += parts[2 * ((int64_t)w * splits + sp) + 1];
 		}
 		/* the whole-output check rounds the reference to fp32: so does this one */
 		gemm_want_tol(c, r, col, (double)(float)acc, (double)(float)sc, &want, &tol);
 	} else {
 		want_tol(c, i, &want, &tol);
 	}
-	if (lane)
-		return;
 	double got = load_as_double(c.out, c.out_dtype, i);
 	if (fabs(got - want) <= tol)
 		return;
@@ -670,6 +712,19 @@ __global__ void sample_kernel(dk_gemm g, int is_gemm, dk_compare c, const long l
 	vals[3 * w] = got;
 	vals[3 * w + 1] = want;
 	vals[3 * w + 2] = tol;
+}
+
+/* How many blocks split one sample's K: enough that none walks more than SAMPLE_K_PER_BLOCK,
+ * within the scratch's room for partial sums. */
+static int sample_splits(int64_t k, int n)
+{
+	int64_t s = (k + SAMPLE_K_PER_BLOCK - 1) / SAMPLE_K_PER_BLOCK;
+	int64_t room = SAMPLE_MAX_PARTS / (n > 0 ? n : 1);
+	if (s > SAMPLE_MAX_SPLITS)
+		s = SAMPLE_MAX_SPLITS;
+	if (s > room)
+		s = room;
+	return s < 1 ? 1 : (int)s;
 }
 
 extern "C" int dk_sample_check(const struct dk_gemm *g, const struct dk_compare *c, const long long *idx,
@@ -684,15 +739,17 @@ extern "C" int dk_sample_check(const struct dk_gemm *g, const struct dk_compare 
 	sample_dev *d = (sample_dev *)scratch;
 	long long *didx = (long long *)((char *)scratch + SAMPLE_IDX_OFF);
 	double *vals = (double *)((char *)scratch + SAMPLE_VAL_OFF);
+	double *parts = (double *)((char *)scratch + SAMPLE_PART_OFF);
 	cudaError_t e = cudaMemcpyAsync(d, &init, sizeof(init), cudaMemcpyHostToDevice, s);
 	if (!e)
 		e = cudaMemcpyAsync(didx, idx, (size_t)n * sizeof(*idx), cudaMemcpyHostToDevice, s);
 	if (e)
 		return (int)e;
-	dk_gemm none;
-	memset(&none, 0, sizeof(none));
-	sample_kernel<<<(unsigned)((n * 32 + 255) / 256), 256, 0, s>>>(g ? *g : none, g != NULL, *c, didx, n, d,
-										    vals);
+	int splits = g ? sample_splits(g->k, n) : 0;
+	if (g)
+		sample_dot_kernel<<<dim3((unsigned)splits, (unsigned)n), SAMPLE_THREADS, 0, s>>>(*g, c->cols, didx,
+												 splits, parts);
+	sample_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(g != NULL, *c, didx, n, splits, parts, d, vals);
 	sample_dev h;
 	double v[3] = { 0, 0, 0 };
 	e = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
@@ -774,6 +831,7 @@ extern "C" int dk_preload(void)
 	struct cudaFuncAttributes a;
 	const void *fns[] = {
 		(const void *)gate_kernel, (const void *)gemm_ref_kernel, (const void *)sample_kernel,
+		(const void *)sample_dot_kernel,
 		(const void *)compare_kernel, (const void *)worst_kernel, (const void *)rowstats_kernel,
 		(const void *)poison32, (const void *)poison16,
 		(const void *)verify_kernel<float>, (const void *)verify_kernel<__half>,

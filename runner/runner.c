@@ -36,6 +36,7 @@
 #include "confine.h"
 #include "devkern.h"
 #include "limits.h"
+#include "protocol.h"
 #include "common/task.h"
 #include "common/verdict.h"
 #include "util/strbuf.h"
@@ -58,7 +59,7 @@
 #include <unistd.h>
 
 #define RUNNER_REPORT_VERSION 2
-#define MAX_TRIALS 200
+#define MAX_TRIALS PROTOCOL_MAX_TRIALS
 #define MAX_SETS 3          /* input buffer sets timed calls rotate over */
 #define FULL_CHECKED 3      /* timed calls whose whole output is checked */
 #define GEMM_SAMPLES 256    /* positions checked of every other timed call: a GEMM's (a dot */
@@ -362,33 +363,10 @@ static int load_kernel(struct ctx *c)
 
 /* ---- inputs --------------------------------------------------------------------------- */
 
-static void set_fill(struct ctx *c, struct tensor *x, int ti, enum dist dist, int seed)
+/* The fill of input ti: the protocol's (protocol.c), which the baseline process uses too. */
+static void set_fill(struct ctx *c, struct tensor *x, int ti, enum dist dist, uint64_t seed)
 {
-	struct dk_fill *f = &x->fill;
-	memset(f, 0, sizeof(*f));
-	f->dtype = dk_of(x->spec.dtype);
-	f->dist = dist;
-	f->structure = x->spec.structure;
-	f->seed = 0x5eed0000ull + (uint64_t)seed * 1000003ull + (uint64_t)dist * 7919ull + (uint64_t)ti;
-	f->numel = x->numel;
-	f->rows = x->rows;
-	f->cols = x->cols;
-	f->range = c->t->in_dtype == DT_FP8_E4M3 ? 400.0f : 100.0f;
-	/* the tf32 contract's range probe: TF32 keeps fp32's exponent, fp16 (the same mantissa at
-	 * twice the rate) overflows past 65504 */
-	if (c->gemm_like && c->t->precision == PREC_TF32 && dist == DIST_LARGE)
-		f->range = 1e5f;
-	double k = (double)(c->t->k > 0 ? c->t->k : 1);
-	f->density = (float)fmin(1.0, sqrt(8.0 / k));
-	if (c->t->op == OP_GEMM && c->t->epi_bias && !strcmp(x->spec.name, "bias") && dist == DIST_SPARSE)
-		f->dist = DIST_NORMAL;
-	const struct task *t = c->t;
-	switch (t->act) {
-	case ACT_HARDTANH: f->nbranch = 2; f->branch[0] = (float)t->min_val; f->branch[1] = (float)t->max_val; break;
-	case ACT_HARDSIGMOID: f->nbranch = 3; f->branch[0] = -3; f->branch[1] = 3; f->branch[2] = 0; break;
-	case ACT_SOFTPLUS: f->nbranch = 2; f->branch[0] = (float)(t->sp_threshold / t->sp_beta); f->branch[1] = 0; break;
-	default: f->nbranch = 1; f->branch[0] = 0; break;
-	}
+	protocol_fill(c->t, &x->spec, ti, x->numel, x->rows, x->cols, dist, seed, &x->fill);
 }
 
 static int fill_inputs(struct ctx *c, enum dist dist, int seed)
@@ -853,27 +831,6 @@ static int check_once(struct ctx *c, enum dist dist, int seed, const char *label
 
 /* ---- timing ---------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* A random number from the kernel, drawn at the moment of use: no generator state in this
- * process's memory that a candidate could read to predict the next seed or sampled position. */
-static uint64_t rnd64(void)
-{
-	uint64_t v = 0;
-	while (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v) && errno == EINTR)
-		;
-	return v;
-}
-
-static int64_t rnd_below(int64_t n)
-{
-	return n > 0 ? (int64_t)(rnd64() % (uint64_t)n) : 0;
-}
-
 /* Points every input at buffer set k. */
 static void use_set(struct ctx *c, int k)
 {
@@ -944,7 +901,7 @@ static int fill_sets(struct ctx *c)
  * reusable: not its result, not a part of it for the inputs that did not change. */
 static int regenerate_inputs(struct ctx *c, enum dist dist)
 {
-	int seed = (int)(rnd64() >> 34) + 1000000;
+	uint64_t seed = protocol_draw_seed();
 	for (int i = 0; i < c->ntens; i++) {
 		struct tensor *x = &c->tens[i];
 		if (x->spec.is_output)
@@ -972,7 +929,12 @@ static int verify_timed(struct ctx *c, int trial, int trials, enum dist dist, st
 	struct dk_compare cmp;
 	fill_compare(c, dist, &cmp);
 	char at[96];
-	if (trial < FULL_CHECKED) {
+	int64_t total = output(c)->numel;
+	/* a GEMM output small enough to list whole (a matvec's) is checked whole by the sampled
+	 * path: its dot products split over K run at the memory's rate, while the tiled
+	 * reference has a block or two per output tile walking all of K (K = 2^20) */
+	int every = trial < FULL_CHECKED && c->gemm_like && total <= DK_MAX_CHECK_SAMPLES;
+	if (trial < FULL_CHECKED && !every) {
 		struct dk_stats st;
 		if (compute_reference(c) ||
 		    !cuda_ok(c, (cudaError_t)dk_compare_run(&cmp, &st, c->scratch, c->s), "checking a timed call"))
@@ -993,9 +955,12 @@ static int verify_timed(struct ctx *c, int trial, int trials, enum dist dist, st
 	}
 	long long idx[DK_MAX_CHECK_SAMPLES];
 	int n = 0;
-	int64_t total = output(c)->numel;
-	for (int i = 0; i < (c->gemm_like ? GEMM_SAMPLES : OTHER_SAMPLES) && n < DK_MAX_CHECK_SAMPLES; i++)
-		idx[n++] = rnd_below(total);
+	if (every)
+		for (; n < total; n++)
+			idx[n] = n;
+	else
+		for (int i = 0; i < (c->gemm_like ? GEMM_SAMPLES : OTHER_SAMPLES) && n < DK_MAX_CHECK_SAMPLES; i++)
+			idx[n++] = protocol_random_below(total);
 	if (!c->gemm_like && compute_reference(c)) /* softmax: row statistics of these inputs */
 		return -1;
 	if (c->gemm_like) {
@@ -1006,8 +971,12 @@ static int verify_timed(struct ctx *c, int trial, int trials, enum dist dist, st
 	if (!cuda_ok(c, (cudaError_t)dk_sample_check(c->gemm_like ? &c->gd : NULL, &cmp, idx, n, &ss,
 						     c->scratch, c->s), "checking a timed call"))
 		return -1;
-	ts->sampled++;
-	ts->samples += n;
+	if (every) {
+		ts->full++;
+	} else {
+		ts->sampled++;
+		ts->samples += n;
+	}
 	if (!ss.bad)
 		return 0;
 	coords(c, ss.first_bad, at, sizeof(at));
@@ -1017,7 +986,7 @@ static int verify_timed(struct ctx *c, int trial, int trials, enum dist dist, st
 	json_object_set_new(o, "checked", json_integer(ss.checked));
 	json_object_set_new(o, "bad", json_integer((json_int_t)ss.bad));
 	json_array_append_new(c->checks, o);
-	fail(c, VERDICT_TIMING_MISMATCH, "timed call %d of %d gave a wrong output (%llu of %d sampled elements "
+	fail(c, VERDICT_TIMING_MISMATCH, "timed call %d of %d gave a wrong output (%llu of %d checked elements "
 	     "wrong; at %s got %g, want %g within %g), although the checked calls were right: outputs "
 	     "of timed calls are checked too, on inputs that change between calls; a kernel that "
 	     "skips or replays its work when timed fails here", trial + 1, trials, ss.bad, ss.checked,
@@ -1035,7 +1004,7 @@ static int verify_timed(struct ctx *c, int trial, int trials, enum dist dist, st
 static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 {
 	static cudaEvent_t ev[2 * MAX_TRIALS], rg[2 * MAX_TRIALS];
-	double ms[MAX_TRIALS], by[MAX_TRIALS];
+	double ms[MAX_TRIALS];
 	enum dist tdist[MAX_TRIALS];
 	struct timed_stats ts = { 0, 0, 0 };
 	memset(tm, 0, sizeof(*tm));
@@ -1056,8 +1025,7 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 		return -1;
 	float est = 0;
 	cudaEventElapsedTime(&est, ev[0], ev[1]);
-	int trials = c->trials_override ? c->trials_override
-		     : (int)fmin(MAX_TRIALS, fmax(c->quick ? 5 : 10, (c->quick ? 100.0 : 400.0) / (est + 0.05)));
+	int trials = c->trials_override ? c->trials_override : protocol_trials(est, c->quick);
 	if (trials > MAX_TRIALS)
 		trials = MAX_TRIALS;
 	for (int i = 2; i < 2 * trials; i++)
@@ -1066,9 +1034,7 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 		cudaEventCreate(&rg[i]);
 	double t_loop = wall_s();
 	for (int i = 0; i < trials; i++) {
-		tdist[i] = c->t->n_dists > 0 ? c->t->dists[rnd_below(c->t->n_dists)] : DIST_UNIFORM;
-		if (c->no_timed_verify)
-			tdist[i] = DIST_UNIFORM;
+		tdist[i] = c->no_timed_verify ? DIST_UNIFORM : protocol_draw_dist(c->t);
 		if (!c->no_timed_verify) {
 			use_set(c, i % c->nsets);
 			cudaEventRecord(rg[2 * i], c->s);
@@ -1108,22 +1074,15 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 		cudaEventDestroy(rg[i]);
 	}
 	/* the median of each distribution the timed calls drew; the time is the largest (a kernel
-	 * fast on one kind of input only is timed on its slowest) */
+	 * fast on one kind of input only is timed on its slowest): the protocol's statistic, the
+	 * baseline's too */
+	double by_dist[DIST_COUNT];
+	double worst = protocol_worst_median(ms, tdist, trials, by_dist);
 	json_t *bydist = json_object();
-	double worst = 0;
-	for (int d = 0; d < DIST_COUNT; d++) {
-		int n = 0;
-		for (int i = 0; i < trials; i++)
-			if (tdist[i] == (enum dist)d)
-				by[n++] = ms[i];
-		if (!n)
-			continue;
-		qsort(by, (size_t)n, sizeof(double), cmp_double);
-		double med = n % 2 ? by[n / 2] : 0.5 * (by[n / 2 - 1] + by[n / 2]);
-		json_object_set_new(bydist, dist_name((enum dist)d), json_real(med));
-		worst = fmax(worst, med);
-	}
-	qsort(ms, (size_t)trials, sizeof(double), cmp_double);
+	for (int d = 0; d < DIST_COUNT; d++)
+		if (by_dist[d] >= 0)
+			json_object_set_new(bydist, dist_name((enum dist)d), json_real(by_dist[d]));
+	protocol_median(ms, trials); /* sorts: the percentiles below */
 	tm->trials = trials;
 	tm->median_ms = worst;
 	tm->p10_ms = ms[trials / 10];
@@ -1132,6 +1091,7 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 	tm->mean_ms = sum / trials;
 	json_t *v = json_object();
 	json_object_set_new(v, "enabled", json_boolean(!c->no_timed_verify));
+	json_object_set_new(v, "protocol", json_string(c->no_timed_verify ? "fixed" : PROTOCOL_NAME));
 	json_object_set_new(v, "input_sets", json_integer(c->nsets));
 	json_object_set_new(v, "inputs_regenerated", json_boolean(!c->no_timed_verify));
 	json_object_set_new(v, "regenerate_ms_per_trial", json_real(regen_ms));

@@ -157,7 +157,8 @@ static const char *signal_name(int sig)
 
 /* ---- baselines: their own process, cached ---------------------------------------------- */
 
-#define BASELINE_VERSION "1" /* part of the cache key: bump when the baseline's JSON changes */
+#define BASELINE_VERSION "2" /* part of the cache key: bump when the baseline's JSON or its protocol
+                                * changes (2: cuBLASLt timed under the candidate's protocol) */
 
 static char *baseline_program(const char *runner)
 {
