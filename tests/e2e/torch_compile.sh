@@ -31,4 +31,15 @@ check "torch.compile failing: reported, not fatal, eager kept (rc $rc)" \
     '[ $rc -eq 0 ] && [ "$(jq_ "$T/fail.json" "d[\"ms\"], \"compile_ms\" in d, d[\"compile_error\"]")" = "2.0 False RuntimeError: BackendCompilerFailed: fake torch has no Triton" ]' || cat "$T/fail.json"
 run "$G/bf16_odd_k.json" "$T/nc.json" --no-compile
 check "--no-compile: eager only" '[ "$(jq_ "$T/nc.json" "\"compile_mode\" in d, d[\"ms\"]")" = "False 2.0" ]'
+# issue 16: timed under the runner's protocol: the task's distributions, a median for each, the
+# largest reported, input sets rotated
+python3 - "$G/bf16_odd_k.json" "$T/dists_task.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["distributions"] = ["normal", "sparse"]
+json.dump(t, open(sys.argv[2], "w"))
+PY
+run "$T/dists_task.json" "$T/dists.json" --no-compile
+check "the runner's protocol: a median per drawn distribution of the task's, the largest reported, 3 input sets" \
+    '[ "$(jq_ "$T/dists.json" "d[\"protocol\"], \",\".join(sorted(d[\"median_ms_by_dist\"])), d[\"ms\"] == max(d[\"median_ms_by_dist\"].values()), d[\"input_sets\"], d[\"trials\"] >= 10")" = "regenerated-v1 normal,sparse True 3 True" ]' || cat "$T/dists.json"
 [ $fails -eq 0 ]
