@@ -3,7 +3,9 @@
 # the evaluator) and B (after), in turn (A B A B ...), so clock drift falls on both. For each
 # (kernel, task) it records each build's verdict, kernel time, speedup over the task's baseline
 # (cuBLASLt, or the copy roofline) measured in the same evaluation, and the evaluator's own wall
-# time (process start to report). The kernels: the examples under kernels/ (generated from the
+# time (process start to report), with the cuBLASLt time and the protocol that timed it (issue 16:
+# "regenerated-v1", as the candidate; "fixed" before) and the timed calls' overhead per trial. The
+# kernels: the examples under kernels/ (generated from the
 # families) and the builtin agent's start kernel for a set of tasks (as B's `cutegen builtin
 # TASK --source` gives).
 #   A=old/cutegen B=build/cutegen OUT=DIR [ROUNDS=2] bash bench/judge_ab.sh
@@ -49,7 +51,10 @@ m = rep.get("metrics") or {}
 print(json.dumps({"side": side, "kernel": kernel, "task": task, "round": int(rnd),
                   "verdict": d.get("verdict"), "message": (d.get("message") or "")[:300] if d.get("verdict") != "pass" else None,
                   "ms": m.get("ms"), "speedup": m.get("speedup_vs_baseline"),
-                  "roofline_fraction": m.get("roofline_fraction"), "evaluator_s": d.get("evaluator_s")}))
+                  "roofline_fraction": m.get("roofline_fraction"), "evaluator_s": d.get("evaluator_s"),
+                  "baseline_ms": ((rep.get("baseline") or {}).get("cublaslt") or {}).get("median_ms"),
+                  "baseline_protocol": ((rep.get("baseline") or {}).get("cublaslt") or {}).get("protocol", "fixed"),
+                  "overhead_ms_per_trial": ((rep.get("timing") or {}).get("timed_calls") or {}).get("overhead_ms_per_trial")}))
 PY
         done
     done

@@ -32,25 +32,28 @@
 #define SAMPLE_K_PER_BLOCK 16384 /* K elements per block, at most */
 #define SAMPLE_THREADS 256
 
-__device__ __forceinline__ uint64_t mix64(uint64_t z)
+/* murmur3's finalizer: a bijection of 32 bits whose output bits each depend on every input bit */
+__device__ __forceinline__ uint32_t fmix32(uint32_t h)
 {
-	z += 0x9E3779B97F4A7C15ull;
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	h ^= h >> 16;
+	h *= 0x85EBCA6Bu;
+	h ^= h >> 13;
+	h *= 0xC2B2AE35u;
+	return h ^ (h >> 16);
 }
 
-__device__ __forceinline__ double u01(uint64_t h)
+/* U[0,1) as a float with a full mantissa at every magnitude (the precision probe needs inputs
+ * that TF32 or fp16 rounding changes) */
+__device__ __forceinline__ float uf01(uint32_t h)
 {
-	return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+	return fminf(__uint2float_rn(h) * 0x1p-32f, 0x1.fffffep-1f);
 }
 
-__device__ __forceinline__ double normal01(uint64_t h)
+/* N(0,1) by Box-Muller in fp32 (u1 in (0,1]: |z| up to 6.8) */
+__device__ __forceinline__ float normalf(uint32_t h)
 {
-	double u1 = u01(h), u2 = u01(mix64(h ^ 0x5DEECE66Dull));
-	if (u1 < 1e-300)
-		u1 = 1e-300;
-	return sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+	float u1 = __uint2float_rn(h) * 0x1p-32f + 0x1p-33f, u2 = uf01(fmix32(h ^ 0x5BD1E995u));
+	return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
 }
 
 __device__ float gen_value(const struct dk_fill &f, int64_t idx)
@@ -69,24 +72,29 @@ __device__ float gen_value(const struct dk_fill &f, int64_t idx)
 		else if (f.structure == STRUCT_LOWER && r < c)
 			return 0.0f;
 	}
-	uint64_t h = mix64(f.seed * 0xD1B54A32D192ED03ull ^ mix64((uint64_t)key));
+	/* One 32-bit hash per element, about ten integer operations: a fill of a multi-GB input
+	 * (every timed call regenerates its inputs) runs near the memory's write rate, where the
+	 * 64-bit hash it replaced cost several times that. A bijection of the element's low 32
+	 * bits for a given seed, so no two elements of a 2^32 block share a value by construction. */
+	uint32_t sk = fmix32((uint32_t)f.seed ^ fmix32((uint32_t)(f.seed >> 32) + 0x9E3779B9u));
+	uint32_t h = fmix32(((uint32_t)key ^ (uint32_t)((uint64_t)key >> 32) * 0x85EBCA77u) * 0x9E3779B1u + sk);
 	switch (f.dist) {
 	case DIST_UNIFORM:
-		return (float)u01(h);
+		return uf01(h);
 	case DIST_NORMAL:
-		return (float)normal01(h);
+		return normalf(h);
 	case DIST_LARGE:
-		return (float)((2.0 * u01(h) - 1.0) * f.range);
+		return (2.0f * uf01(h) - 1.0f) * f.range;
 	case DIST_SPARSE:
-		return u01(h) < f.density ? (float)normal01(mix64(h)) : 0.0f;
+		return uf01(h) < f.density ? normalf(fmix32(h + 0x27D4EB2Fu)) : 0.0f;
 	case DIST_BRANCHES: {
-		double u = 2.0 * u01(mix64(h)) - 1.0;
-		float p = f.nbranch ? f.branch[(h >> 8) % (uint64_t)f.nbranch] : 0.0f;
+		float u = 2.0f * uf01(fmix32(h + 0x165667B1u)) - 1.0f;
+		float p = f.nbranch ? f.branch[(h >> 8) % (uint32_t)f.nbranch] : 0.0f;
 		switch (h & 3) {
 		case 0: return p;
-		case 1: return (float)(p + u * 1e-3);
-		case 2: return (float)(p + u);
-		default: return (float)(u * 25.0);
+		case 1: return p + u * 1e-3f;
+		case 2: return p + u;
+		default: return u * 25.0f;
 		}
 	}
 	}
