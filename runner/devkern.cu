@@ -461,10 +461,12 @@ extern "C" int dk_compare_run(const struct dk_compare *c, struct dk_stats *out, 
 }
 
 /* One block per row: max, then sum of exp(x - max), both in fp64. */
-__global__ void rowstats_kernel(double *stat, const void *x, int dtype, int64_t cols)
+/* Block b: the max and the sum of exp(x - max) of row b, or with a list (the sampled check's
+ * positions), of the row of position idx[b] alone. */
+__global__ void rowstats_kernel(double *stat, const void *x, int dtype, int64_t cols, const long long *idx)
 {
 	__shared__ double red[32];
-	int64_t r = blockIdx.x;
+	int64_t r = idx ? idx[blockIdx.x] / cols : (int64_t)blockIdx.x;
 	int64_t off = r * cols;
 	double m = -INFINITY;
 	for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
@@ -506,7 +508,7 @@ extern "C" int dk_softmax_rowstats(double *rowstat, const void *x, int dtype, in
 {
 	if (rows > 0x7fffffff)
 		return (int)cudaErrorInvalidValue;
-	rowstats_kernel<<<(unsigned)rows, 512, 0, (cudaStream_t)stream>>>(rowstat, x, dtype, cols);
+	rowstats_kernel<<<(unsigned)rows, 512, 0, (cudaStream_t)stream>>>(rowstat, x, dtype, cols, NULL);
 	return (int)cudaGetLastError();
 }
 
@@ -757,6 +759,10 @@ extern "C" int dk_sample_check(const struct dk_gemm *g, const struct dk_compare 
 	if (g)
 		sample_dot_kernel<<<dim3((unsigned)splits, (unsigned)n), SAMPLE_THREADS, 0, s>>>(*g, c->cols, didx,
 												 splits, parts);
+	/* softmax: the statistics of the sampled rows alone (a whole pass over the input was most of
+	 * what a sampled check of a multi-GB softmax cost); two samples of a row write it alike */
+	if (!g && (c->kind == DK_REF_SOFTMAX || c->kind == DK_REF_LOG_SOFTMAX))
+		rowstats_kernel<<<(unsigned)n, 512, 0, s>>>((double *)c->rowstat, c->x, c->x_dtype, c->cols, didx);
 	sample_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(g != NULL, *c, didx, n, splits, parts, d, vals);
 	sample_dev h;
 	double v[3] = { 0, 0, 0 };

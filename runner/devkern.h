@@ -128,7 +128,8 @@ int dk_gemm_ref(const struct dk_gemm *g, float *ref, float *scale, void *stream)
 /* The sampled check: the listed flat output positions (host array, at most
  * DK_MAX_CHECK_SAMPLES) against a reference computed for those positions alone, in fp64 (a
  * dot product over all of K for a GEMM: g non-NULL, c->kind DK_REF_BUFFER with ref/scale
- * unused; else the whole-output compare's reference, c as for dk_compare_run). scratch:
+ * unused; else the whole-output compare's reference, c as for dk_compare_run; for softmax the
+ * row statistics of the sampled rows are computed here, into c->rowstat). scratch:
  * dk_scratch_bytes(). Synchronizes the stream. */
 #define DK_MAX_CHECK_SAMPLES 4096
 struct dk_sample_stats {

@@ -961,8 +961,7 @@ static int verify_timed(struct ctx *c, int trial, int trials, enum dist dist, st
 	else
 		for (int i = 0; i < (c->gemm_like ? GEMM_SAMPLES : OTHER_SAMPLES) && n < DK_MAX_CHECK_SAMPLES; i++)
 			idx[n++] = protocol_random_below(total);
-	if (!c->gemm_like && compute_reference(c)) /* softmax: row statistics of these inputs */
-		return -1;
+	/* softmax: dk_sample_check computes the statistics of the sampled rows of these inputs */
 	if (c->gemm_like) {
 		c->gd.A = find_tensor(c, "A")->d;
 		c->gd.B = gemm_b_tensor(c)->d;
