@@ -51,6 +51,12 @@ tc = r["timing"]["timed_calls"]
 assert r.get("confined") is True, "not confined"
 assert tc["enabled"] and tc["inputs_regenerated"] and tc["full_checks"] >= 1 and tc["input_sets"] >= 2, tc
 assert "limits" in r["baseline"], r["baseline"]
+# issue 16: the candidate and cuBLASLt timed under one protocol (runner/protocol.c)
+assert tc.get("protocol") == "regenerated-v1", tc
+cb = r["baseline"].get("cublaslt")
+if cb is not None:
+    assert cb.get("protocol") == "regenerated-v1" and cb.get("median_ms_by_dist"), cb
+    assert abs(cb["median_ms"] - max(cb["median_ms_by_dist"].values())) < 1e-9, cb
 print("%d trials, %d full + %d sampled checks, %d input sets, regenerating %.4f ms/trial, "
       "overhead %.4f ms/trial, kernel %.4f ms"
       % (r["timing"]["trials"], tc["full_checks"], tc["sampled_checks"], tc["input_sets"],
@@ -64,6 +70,14 @@ kernels/softmax_fp32.cu tests/redteam/tasks/softmax_small.json
 kernels/gemm_fp32_sm80.cu tests/redteam/tasks/gemm_512.json
 kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096
 LIST
+
+# 1a. the runner's device code alone: the generator's laws, the sampled check split along K
+while read -r line; do
+    case "$line" in
+        "ok - "*) ok "devkern: ${line#ok - }" ;;
+        "not ok - "*) bad "devkern: ${line#not ok - }" ;;
+    esac
+done < <(bash tests/gpu/devkern_laws.sh 2>&1)
 
 # 1b. no vendor library in the runner's process, on the GPU machine too (the libraries found
 #     there are what counts)
