@@ -635,8 +635,12 @@ __global__ void __launch_bounds__(256) gemm_ref_kernel(dk_gemm g, float *ref, fl
 		}
 }
 
-extern "C" int dk_gemm_ref(const struct dk_gemm *g, float *ref, float *scale, void *stream)
+static int dot_ref(const struct dk_gemm *g, float *ref, float *scale, void *scratch, cudaStream_t s);
+
+extern "C" int dk_gemm_ref(const struct dk_gemm *g, float *ref, float *scale, void *scratch, void *stream)
 {
+	if (scratch && g->batch * g->m * g->n <= DK_MAX_CHECK_SAMPLES)
+		return dot_ref(g, ref, scale, scratch, (cudaStream_t)stream);
 	if (g->batch > 65535 || (g->m + RT - 1) / RT > 65535)
 		return (int)cudaErrorInvalidValue;
 	dim3 grid((unsigned)((g->n + RT - 1) / RT), (unsigned)((g->m + RT - 1) / RT), (unsigned)g->batch);
@@ -663,7 +667,7 @@ __global__ void __launch_bounds__(SAMPLE_THREADS) sample_dot_kernel(dk_gemm g, i
 {
 	__shared__ double red[2][SAMPLE_THREADS / 32];
 	int w = blockIdx.y, sp = blockIdx.x, tid = threadIdx.x;
-	int64_t i = idx[w], r = i / cols, col = i % cols;
+	int64_t i = idx ? idx[w] : w, r = i / cols, col = i % cols;
 	int64_t b = r / g.m, m = r % g.m;
 	int64_t chunk = (g.k + splits - 1) / splits, k0 = sp * chunk, k1 = k0 + chunk < g.k ? k0 + chunk : g.k;
 	double acc = 0, sc = 0;
@@ -724,6 +728,21 @@ __global__ void sample_kernel(int is_gemm, dk_compare c, const long long *idx, i
 	vals[3 * w + 2] = tol;
 }
 
+/* The whole reference of a small output from the partial sums: ref and scale as fp32. */
+__global__ void dot_finish_kernel(const double *parts, int splits, int n, float *ref, float *scale)
+{
+	int w = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+	if (w >= n)
+		return;
+	double acc = 0, sc = 0;
+	for (int sp = 0; sp < splits; sp++) {
+		acc += parts[2 * ((int64_t)w * splits + sp)];
+		sc += parts[2 * ((int64_t)w * splits + sp) + 1];
+	}
+	ref[w] = (float)acc;
+	scale[w] = (float)sc;
+}
+
 /* How many blocks split one sample's K: enough that none walks more than SAMPLE_K_PER_BLOCK,
  * within the scratch's room for partial sums. */
 static int sample_splits(int64_t k, int n)
@@ -735,6 +754,15 @@ static int sample_splits(int64_t k, int n)
 	if (s > room)
 		s = room;
 	return s < 1 ? 1 : (int)s;
+}
+
+static int dot_ref(const struct dk_gemm *g, float *ref, float *scale, void *scratch, cudaStream_t s)
+{
+	int n = (int)(g->batch * g->m * g->n), splits = sample_splits(g->k, n);
+	double *parts = (double *)((char *)scratch + SAMPLE_PART_OFF);
+	sample_dot_kernel<<<dim3((unsigned)splits, (unsigned)n), SAMPLE_THREADS, 0, s>>>(*g, g->n, NULL, splits, parts);
+	dot_finish_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(parts, splits, n, ref, scale);
+	return (int)cudaGetLastError();
 }
 
 extern "C" int dk_sample_check(const struct dk_gemm *g, const struct dk_compare *c, const long long *idx,
@@ -845,7 +873,7 @@ extern "C" int dk_preload(void)
 	struct cudaFuncAttributes a;
 	const void *fns[] = {
 		(const void *)gate_kernel, (const void *)gemm_ref_kernel, (const void *)sample_kernel,
-		(const void *)sample_dot_kernel,
+		(const void *)sample_dot_kernel, (const void *)dot_finish_kernel,
 		(const void *)compare_kernel, (const void *)worst_kernel, (const void *)rowstats_kernel,
 		(const void *)poison32, (const void *)poison16,
 		(const void *)verify_kernel<float>, (const void *)verify_kernel<__half>,

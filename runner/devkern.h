@@ -122,8 +122,11 @@ struct dk_gemm {
 	const void *A, *B;
 };
 /* ref = sum a*b and scale = sum |a||b| over K, accumulated in fp64 and stored as fp32, for
- * every element of C (batch*M*N each): the reference and the scale of the tolerance. */
-int dk_gemm_ref(const struct dk_gemm *g, float *ref, float *scale, void *stream);
+ * every element of C (batch*M*N each): the reference and the scale of the tolerance. With
+ * scratch (dk_scratch_bytes()), an output of at most DK_MAX_CHECK_SAMPLES elements (a matvec's)
+ * gets the sampled check's dot products split along K instead of the tiled kernel, which gives
+ * such an output a block or two walking all of K. */
+int dk_gemm_ref(const struct dk_gemm *g, float *ref, float *scale, void *scratch, void *stream);
 
 /* The sampled check: the listed flat output positions (host array, at most
  * DK_MAX_CHECK_SAMPLES) against a reference computed for those positions alone, in fp64 (a
