@@ -16,6 +16,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define POISON_F32 0x7FC0BAD5u
@@ -743,6 +744,12 @@ __global__ void dot_finish_kernel(const double *parts, int splits, int n, float 
 	scale[w] = (float)sc;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* How many blocks split one sample's K: enough that none walks more than SAMPLE_K_PER_BLOCK,
  * within the scratch's room for partial sums. */
 static int sample_splits(int64_t k, int n)
@@ -787,10 +794,25 @@ extern "C" int dk_sample_check(const struct dk_gemm *g, const struct dk_compare 
 	if (g)
 		sample_dot_kernel<<<dim3((unsigned)splits, (unsigned)n), SAMPLE_THREADS, 0, s>>>(*g, c->cols, didx,
 												 splits, parts);
-	/* softmax: the statistics of the sampled rows alone (a whole pass over the input was most of
-	 * what a sampled check of a multi-GB softmax cost); two samples of a row write it alike */
-	if (!g && (c->kind == DK_REF_SOFTMAX || c->kind == DK_REF_LOG_SOFTMAX))
-		rowstats_kernel<<<(unsigned)n, 512, 0, s>>>((double *)c->rowstat, c->x, c->x_dtype, c->cols, didx);
+	/* softmax: the statistics of the sampled rows alone, each once (a whole pass over the
+	 * input was most of what a sampled check of a multi-GB softmax cost) */
+	if (!g && (c->kind == DK_REF_SOFTMAX || c->kind == DK_REF_LOG_SOFTMAX)) {
+		long long rows[DK_MAX_CHECK_SAMPLES];
+		int nr = 0;
+		for (int i = 0; i < n; i++)
+			rows[i] = idx[i] / c->cols;
+		qsort(rows, (size_t)n, sizeof(rows[0]), cmp_ll);
+		for (int i = 0; i < n; i++)
+			if (!nr || rows[i] != rows[nr - 1])
+				rows[nr++] = rows[i];
+		for (int i = 0; i < nr; i++)
+			rows[i] *= c->cols; /* rowstats_kernel takes positions */
+		long long *drows = (long long *)parts; /* unused by a softmax's check */
+		e = cudaMemcpyAsync(drows, rows, (size_t)nr * sizeof(rows[0]), cudaMemcpyHostToDevice, s);
+		if (e)
+			return (int)e;
+		rowstats_kernel<<<(unsigned)nr, 512, 0, s>>>((double *)c->rowstat, c->x, c->x_dtype, c->cols, drows);
+	}
 	sample_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(g != NULL, *c, didx, n, splits, parts, d, vals);
 	sample_dev h;
 	double v[3] = { 0, 0, 0 };

@@ -5,7 +5,7 @@
  * quarter exactly at a branch point), its determinism (verify_fill finds its own fill intact and
  * one changed element) and seed dependence, and the sampled check (dot products split along K)
  * agreeing with the tiled reference on a matvec of K = 2^20 and a 256^3 GEMM, a wrong element
- * found. Prints "ok - ..." / "not ok - ..." lines; exit 1 on any failure.
+ * found; the sampled check of a softmax, which computes its sampled rows' statistics. Prints "ok - ..." / "not ok - ..." lines; exit 1 on any failure.
  */
 #include "devkern.h"
 #include "common/task.h"
@@ -201,6 +201,66 @@ static void sampled(int64_t m, int64_t nn, int64_t k, const char *what)
 	cudaFree(scratch);
 }
 
+/* the sampled check of a softmax computes the statistics of its sampled rows itself: with the
+ * row statistics wiped, a right output passes and a wrong element is found */
+static void sampled_softmax(int64_t rows, int64_t cols)
+{
+	int64_t total = rows * cols;
+	float *x, *y;
+	double *rowstat;
+	cudaMalloc(&x, (size_t)total * 4);
+	cudaMalloc(&y, (size_t)total * 4);
+	cudaMalloc(&rowstat, (size_t)rows * 16);
+	struct dk_fill f = base_fill(DIST_NORMAL, total, 31);
+	f.rows = rows;
+	f.cols = cols;
+	std::vector<float> h = fill_host(f, x), out((size_t)total);
+	for (int64_t r = 0; r < rows; r++) {
+		double m = -INFINITY, sum = 0;
+		for (int64_t j = 0; j < cols; j++)
+			m = fmax(m, h[(size_t)(r * cols + j)]);
+		for (int64_t j = 0; j < cols; j++)
+			sum += exp(h[(size_t)(r * cols + j)] - m);
+		for (int64_t j = 0; j < cols; j++)
+			out[(size_t)(r * cols + j)] = (float)(exp(h[(size_t)(r * cols + j)] - m) / sum);
+	}
+	cudaMemcpy(y, out.data(), (size_t)total * 4, cudaMemcpyHostToDevice);
+	cudaMemset(rowstat, 0, (size_t)rows * 16);
+	dk_compare c;
+	memset(&c, 0, sizeof(c));
+	c.kind = DK_REF_SOFTMAX;
+	c.out_dtype = DK_FP32;
+	c.rows = rows;
+	c.cols = cols;
+	c.out = y;
+	c.x = x;
+	c.x_dtype = DK_FP32;
+	c.rowstat = rowstat;
+	c.rtol = 1e-5 + ldexp(sqrt((double)cols), -23);
+	c.atol = 1e-3 / cols;
+	void *scratch = NULL;
+	cudaMalloc(&scratch, dk_scratch_bytes());
+	std::vector<long long> idx(1024);
+	for (int i = 0; i < 1024; i++)
+		idx[(size_t)i] = (long long)((i * 2654435761ull) % (unsigned long long)total);
+	dk_sample_stats ss;
+	int rc = dk_sample_check(NULL, &c, idx.data(), 1024, &ss, scratch, 0);
+	char buf[160];
+	snprintf(buf, sizeof(buf), "softmax %lldx%lld: 1024 sampled positions right, row statistics computed for them",
+		 (long long)rows, (long long)cols);
+	check(rc == 0 && ss.bad == 0, buf, rc, (double)ss.bad);
+	long long victim = idx[500];
+	float v = out[(size_t)victim] * 2 + 1e-3f;
+	cudaMemcpy(y + victim, &v, 4, cudaMemcpyHostToDevice);
+	rc = dk_sample_check(NULL, &c, idx.data(), 1024, &ss, scratch, 0);
+	snprintf(buf, sizeof(buf), "softmax %lldx%lld: a wrong element is found", (long long)rows, (long long)cols);
+	check(rc == 0 && ss.bad == 1 && ss.first_bad == victim, buf, (double)ss.first_bad, (double)victim);
+	cudaFree(x);
+	cudaFree(y);
+	cudaFree(rowstat);
+	cudaFree(scratch);
+}
+
 int main(void)
 {
 	if (cudaSetDevice(0) != cudaSuccess) {
@@ -210,6 +270,8 @@ int main(void)
 	laws();
 	sampled(256, 1, 1 << 20, "matvec K=2^20");
 	sampled(256, 256, 256, "GEMM 256^3");
+	sampled_softmax(64, 65536);
+	sampled_softmax(4096, 1024);
 	cudaError_t e = cudaDeviceSynchronize();
 	check(e == cudaSuccess, "no CUDA error", (double)e, 0);
 	return fails ? 1 : 0;
