@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The cost of one evaluation on this GPU (issue 16): the evaluator's seconds and the timed
 # calls' overhead per trial (regeneration, poisoning, checking, host gaps; the events do not
-# see it), for ReLU kb1/19 (6 GiB in), the fp32 GEMM kb1/1 and the matvec kb1/4 (8 GiB A,
-# K = 2^20), three evaluations each. The first run of a task may measure its baselines; the
-# bounds apply to the later ones (baseline cached), each checked against a bound it must meet:
+# see it), for ReLU kb1/19 (6 GiB in), softmax kb1/23 (6 GiB in), the fp32 GEMM kb1/1 and the
+# matvec kb1/4 (8 GiB A, K = 2^20), three evaluations each. The first run of a task may measure
+# its baselines; the bounds apply to the later ones (baseline cached):
 #   kb1/19_relu          evaluator_s <= 3.5   overhead_ms_per_trial <= 8
+#   kb1/23_softmax       evaluator_s <= 3.5   overhead_ms_per_trial <= 8
 #   kb1/1_square_matmul  evaluator_s <= 3.0   overhead_ms_per_trial <= 3
 #   kb1/4_matvec         evaluator_s <= 4.0   overhead_ms_per_trial <= 8
-# (before issue 16: 2.1, 1.8 and 2.1 s; its first judge: 4.8, 2.6 and 11.8 s, ReLU's overhead
-# 15.9 ms per trial, bench/results/2026-12-03_h200_judge_round2.json). With BUILD=DIR, DIR's
+# (before issue 16: 2.1, 2.0, 1.8 and 2.1 s; its first judge: 4.8, 4.7, 2.6 and 11.8 s, ReLU's
+# overhead 15.9 ms per trial, bench/results/2026-12-03_h200_judge_round2.json). With BUILD=DIR, DIR's
 # binaries; NO_BOUNDS=1 prints only (to measure an older build).
 #   bash tests/gpu/cost.sh     one line per evaluation, then "ok - ..." / "not ok - ..." per task
 set -u
@@ -19,7 +20,8 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 "$CG" builtin kb1/4_matvec --source >"$OUT/matvec.cu" 2>"$OUT/matvec.err" || { echo "not ok - no builtin matvec kernel: $(cat "$OUT/matvec.err")"; exit 1; }
 fails=0
-for case in "kernels/relu_fp32.cu kb1/19_relu 3.5 8" "kernels/gemm_fp32_sm80.cu kb1/1_square_matmul 3.0 3" \
+for case in "kernels/relu_fp32.cu kb1/19_relu 3.5 8" "kernels/softmax_fp32.cu kb1/23_softmax 3.5 8" \
+            "kernels/gemm_fp32_sm80.cu kb1/1_square_matmul 3.0 3" \
             "$OUT/matvec.cu kb1/4_matvec 4.0 8"; do
     set -- $case
     "$CG" build "$1" >/dev/null 2>&1 # the compile is not the evaluation's cost
