@@ -631,6 +631,9 @@ class Exporter:
         if key in self.shared:
             return self.shared[key]
         self.keep.append(t)
+        if numel(t) == 0:  # no allocation to share: an all-zero handle, 0 bytes
+            return {"ipc": "0" * (2 * IPC_HANDLE_SIZE), "offset": 0, "bytes": 0,
+                    "dtype": dtype_name(t.dtype), "shape": [int(s) for s in t.shape]}
         try:
             sh = t.untyped_storage()._share_cuda_()
         except Fail:
@@ -979,7 +982,6 @@ def baselines(torch, model, template, tidx, srcs, precision, params, dev):
             res["median_ms_by_dist"]["compile"] = c["median_ms_by_key"]
         except Exception as ex:  # reported, not fatal: the eager figure stands
             res["compile_error"] = ("%s: %s" % (type(ex).__name__, ex))[:500]
-    del call_ins, call_args, flush
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     return res
