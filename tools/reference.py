@@ -711,11 +711,18 @@ def float_dtypes(torch):
     return {torch.float32, torch.float16, torch.bfloat16, torch.float64}
 
 
-def case_inputs(torch, mod, c, names, meta_inputs, nargs):
+def case_inputs(torch, mod, c, names, meta_inputs, nargs, like=None):
     """The forward arguments of one case: get_inputs() under the case's seed, its floating
     tensors replaced by N(0,1) (dist normal) or 64 N(0,1) (large; fp8: 16) unless CUTEGEN names
-    their own distribution; every tensor on the GPU and contiguous."""
-    raw = draw_inputs(torch, mod, c["seed"])
+    their own distribution; every tensor on the GPU and contiguous. When every tensor would be
+    replaced, get_inputs() is not called: the shapes and dtypes are those of like (the first
+    case's arguments; KernelBench's get_inputs() takes seconds at full size)."""
+    if (like is not None and c["dist"] != "module"
+            and all(t.is_floating_point() and meta_inputs.get(names[i]) not in OWN_DISTS
+                    for i, t in enumerate(like) if is_tensor(torch, t))):
+        raw = like
+    else:
+        raw = draw_inputs(torch, mod, c["seed"])
     if len(raw) != nargs:
         raise Fail("inputs", "get_inputs() gave %d arguments for seed %d and %d for the first "
                    "case; it must give the same arguments for every seed" % (len(raw), c["seed"], nargs))
@@ -811,7 +818,7 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
                          "outputs), memory_fraction %.2f of %.0f MiB free is %.0f MiB"
                          % (n_done, len(cases), case_bytes / MIB, fraction, free0 / MIB, budget / MIB))
             break
-        args = case_inputs(torch, mod, c, names, meta_inputs, len(names))
+        args = case_inputs(torch, mod, c, names, meta_inputs, len(names), template)
         ins = [args[i] for i in tidx]
         if tensors is None:
             fdt = {dtype_name(t.dtype) for t in ins if t.is_floating_point()}
@@ -844,7 +851,13 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
                              "with TF32 off" % (type(e).__name__, str(e)[:300]))
                 model_t = None
                 torch.cuda.empty_cache()
-                model_t = copy.deepcopy(model).float()
+                try:
+                    model_t = copy.deepcopy(model).float()
+                except Exception:  # cannot be copied: fp32 already, or no truth
+                    if any(p.is_floating_point() and p.dtype != torch.float32 for _, p in params):
+                        raise Fail("forward", "the truth cannot be computed: the module does not "
+                                   "run in float64 and cannot be copied to float32 (%s)" % truth_why)
+                    model_t = model
                 truth = call_user("forward", "forward in float32 for the truth",
                                   truth_forward, torch, model_t, args, tidx, torch.float32)
                 truth_kind = "fp32"
@@ -857,7 +870,7 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
             # is seeded, so it is the same), as the judge gives them to the candidate
             notes.append("forward modifies its inputs in place; the exported inputs are drawn "
                          "again before it ran")
-            args = case_inputs(torch, mod, c, names, meta_inputs, len(names))
+            args = case_inputs(torch, mod, c, names, meta_inputs, len(names), template)
             ins = [args[i] for i in tidx]
         if tensors is None:
             tensors = ([{"name": names[i], "role": "input", "dtype": dtype_name(args[i].dtype),
@@ -1011,6 +1024,9 @@ def main():
         reply.flush()
 
     torch, terr = None, None
+    # torch.compile (the baselines) compiles in this process: no pool of compile workers that
+    # outlives it; read when torch._inductor's config is imported, so set before torch is
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     try:
         import torch
         import torch.nn  # noqa: F401
