@@ -131,5 +131,12 @@ check "memory_fraction out of (0, 1]: kind request" 'py "R[1][\"kind\"] == \"req
 ref "$(req "$M/bad/no_model.py")"
 check "a module without Model: the describe kinds hold for prepare" 'py "R[1][\"kind\"] == \"no_model\""'
 
+# ---- 7. the describe fixtures of the prompt's unit tests are what the reference process says ----
+for m in 4_linear 5_row_sum; do
+    printf '{"op":"describe","file":"%s","seed":42}\n' "$M/suite/$m.py" | env -u FAKE_TORCH_CUDA python3 "$REPO/tools/reference.py" >"$T/out" 2>&1
+    check "tests/data/modules/prompt/$m.describe.json is the reference process's describe of $m.py" \
+        'python3 -c "import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1])[\"describe\"]; d[\"file\"]=\"tests/data/modules/suite/$m.py\"; sys.exit(0 if d == json.load(open(sys.argv[2])) else 1)" "$T/out" "$M/prompt/$m.describe.json"'
+done
+
 [ $fails -eq 0 ] && echo "# module_prepare: all passed"
 [ $fails -eq 0 ]
