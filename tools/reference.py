@@ -666,8 +666,8 @@ class Exporter:
 
 def check_prepare_request(req):
     cases = req.get("cases")
-    if not isinstance(cases, list) or not cases or len(cases) > CASES_MAX:
-        raise Fail("request", "prepare needs \"cases\": a list of 1 to %d {\"seed\", \"dist\"}"
+    if not isinstance(cases, list) or not 2 <= len(cases) <= CASES_MAX:
+        raise Fail("request", "prepare needs \"cases\": a list of 2 to %d {\"seed\", \"dist\"}"
                    % CASES_MAX)
     out = []
     for c in cases:
@@ -711,21 +711,24 @@ def float_dtypes(torch):
     return {torch.float32, torch.float16, torch.bfloat16, torch.float64}
 
 
-def case_inputs(torch, mod, c, names, meta_inputs, nargs, like=None):
+def case_inputs(torch, mod, model, c, meta_inputs, like=None):
     """The forward arguments of one case: get_inputs() under the case's seed, its floating
     tensors replaced by N(0,1) (dist normal) or 64 N(0,1) (large; fp8: 16) unless CUTEGEN names
     their own distribution; every tensor on the GPU and contiguous. When every tensor would be
     replaced, get_inputs() is not called: the shapes and dtypes are those of like (the first
     case's arguments; KernelBench's get_inputs() takes seconds at full size)."""
+    lnames = forward_arg_names(model, len(like)) if like is not None else []
     if (like is not None and c["dist"] != "module"
-            and all(t.is_floating_point() and meta_inputs.get(names[i]) not in OWN_DISTS
+            and all(t.is_floating_point() and meta_inputs.get(lnames[i]) not in OWN_DISTS
                     for i, t in enumerate(like) if is_tensor(torch, t))):
         raw = like
     else:
         raw = draw_inputs(torch, mod, c["seed"])
-    if len(raw) != nargs:
+    if like is not None and len(raw) != len(like):
         raise Fail("inputs", "get_inputs() gave %d arguments for seed %d and %d for the first "
-                   "case; it must give the same arguments for every seed" % (len(raw), c["seed"], nargs))
+                   "case; it must give the same arguments for every seed"
+                   % (len(raw), c["seed"], len(like)))
+    names = forward_arg_names(model, len(raw))
     gen = torch.Generator(device="cuda")
     gen.manual_seed(c["seed"] * 1000003 + 7)
     args = []
@@ -791,12 +794,7 @@ def oom_error(torch):
 def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fraction, seed,
                   dev, req, exporter, notes):
     model, _ = build_model(torch, mod, cls, seed, "cuda")
-    first = draw_inputs(torch, mod, cases[0]["seed"])
-    names = forward_arg_names(model, len(first))
-    tidx = [i for i, v in enumerate(first) if is_tensor(torch, v)]
-    if not tidx:
-        raise Fail("inputs", "get_inputs() returned no tensor; a kernel needs at least one input tensor")
-    del first
+    names, tidx = None, None
     state = call_user("init", "state_dict()", model.state_dict)
     bufnames = {n for n, _ in model.named_buffers()}
     params = [(n, t) for n, t in state.items() if is_tensor(torch, t)]
@@ -818,7 +816,13 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
                          "outputs), memory_fraction %.2f of %.0f MiB free is %.0f MiB"
                          % (n_done, len(cases), case_bytes / MIB, fraction, free0 / MIB, budget / MIB))
             break
-        args = case_inputs(torch, mod, c, names, meta_inputs, len(names), template)
+        args = case_inputs(torch, mod, model, c, meta_inputs, template)
+        if tidx is None:
+            names = forward_arg_names(model, len(args))
+            tidx = [i for i, v in enumerate(args) if is_tensor(torch, v)]
+            if not tidx:
+                raise Fail("inputs", "get_inputs() returned no tensor; a kernel needs at least "
+                           "one input tensor")
         ins = [args[i] for i in tidx]
         if tensors is None:
             fdt = {dtype_name(t.dtype) for t in ins if t.is_floating_point()}
@@ -870,7 +874,7 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
             # is seeded, so it is the same), as the judge gives them to the candidate
             notes.append("forward modifies its inputs in place; the exported inputs are drawn "
                          "again before it ran")
-            args = case_inputs(torch, mod, c, names, meta_inputs, len(names), template)
+            args = case_inputs(torch, mod, model, c, meta_inputs, template)
             ins = [args[i] for i in tidx]
         if tensors is None:
             tensors = ([{"name": names[i], "role": "input", "dtype": dtype_name(args[i].dtype),

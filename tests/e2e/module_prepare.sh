@@ -90,6 +90,9 @@ check "no baselines unless asked" 'py "R[1][\"ok\"] and \"baselines\" not in P"'
 ref "$(req "$P/positive_log.py")"
 check "CUTEGEN positive: x keeps its own draw in normal and large, y does not" \
     'py "all(arr(c[\"inputs\"][0]).min() >= 0.5 for c in C) and arr(C[2][\"inputs\"][1]).std() > 30 and np.isfinite(arr(C[2][\"truth\"][0])).all()"'
+ref "$(req "$P/int_input.py")"
+check "an integer input keeps get_inputs()'s draw (re-seeded) in every distribution" \
+    'py "all(c[\"inputs\"][1][\"dtype\"] == \"i64\" and arr(c[\"inputs\"][1]).min() >= 0 and arr(c[\"inputs\"][1]).max() < 10 for c in C) and arr(C[2][\"inputs\"][0]).std() > 30 and np.array_equal(arr(C[2][\"truth\"][0]), arr(C[2][\"inputs\"][0]).astype(np.float64) * arr(C[2][\"inputs\"][1]))"'
 ref "$(req "$P/tf32_probe.py" '' strict)"
 check "precision strict: the reference runs with TF32 off for matmul and cuDNN" \
     'py "all(np.array_equal(arr(c[\"ref\"][0]), arr(c[\"inputs\"][0])) for c in C)"'
@@ -124,9 +127,11 @@ check "an expandable segment: kind ipc, says to unset expandable_segments" \
     'py "R[1][\"kind\"] == \"ipc\" and \"expandable_segments\" in R[1][\"message\"]"'
 
 # ---- 6. bad requests ----
-ref "$(req "$M/suite/4_linear.py" '[{"seed":1,"dist":"uniform"}]')"
+ref "$(req "$M/suite/4_linear.py" '[{"seed":1,"dist":"module"},{"seed":2,"dist":"uniform"}]')"
 check "an unknown distribution: kind request" 'py "R[1][\"kind\"] == \"request\" and \"module, normal, large\" in R[1][\"message\"]"'
-ref '{"op":"prepare","file":"'"$M"'/suite/4_linear.py","cases":[{"seed":1,"dist":"module"}],"memory_fraction":3}'
+ref "$(req "$M/suite/4_linear.py" '[{"seed":1,"dist":"module"}]')"
+check "fewer than 2 cases asked: kind request" 'py "R[1][\"kind\"] == \"request\" and \"a list of 2 to 64\" in R[1][\"message\"]"'
+ref '{"op":"prepare","file":"'"$M"'/suite/4_linear.py","cases":[{"seed":1,"dist":"module"},{"seed":2,"dist":"normal"}],"memory_fraction":3}'
 check "memory_fraction out of (0, 1]: kind request" 'py "R[1][\"kind\"] == \"request\" and \"memory_fraction\" in R[1][\"message\"]"'
 ref "$(req "$M/bad/no_model.py")"
 check "a module without Model: the describe kinds hold for prepare" 'py "R[1][\"kind\"] == \"no_model\""'
