@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -199,7 +200,9 @@ def main():
         ref = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "reference.py")],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                                start_new_session=True)
-        hello = json.loads(ref.stdout.readline())
+        watchdog = threading.Timer(1500, ref.kill)  # torch.compile max-autotune takes minutes
+        watchdog.start()
+        hello = json.loads(ref.stdout.readline() or "{}")
         req = {"op": "prepare", "file": path, "seed": 42, "device": device, "cases": CASES,
                "precision": None, "baselines": n == 0, "memory_fraction": 0.35}
         req = {k: v for k, v in req.items() if v is not None}
@@ -211,6 +214,7 @@ def main():
         rep = json.loads(line) if line else {"ok": False, "kind": "?", "message": "no reply"}
         if not rep.get("ok"):
             say(False, "%s: prepare failed: [%s] %s" % (name, rep.get("kind"), rep.get("message")))
+            watchdog.cancel()
             ref.kill()
             ref.wait()
             continue
@@ -247,6 +251,7 @@ def main():
         except subprocess.TimeoutExpired:
             ref.kill()
             rc = "killed"
+        watchdog.cancel()
         say(r.strip() == '{"ok": true}' and rc == 0, "%s: release answered (%s), the reference exited %s"
             % (name, r.strip(), rc))
         if not keep:
