@@ -947,10 +947,11 @@ def check_shapes(tensors, ins, ref, c):
 
 
 def baselines(torch, model, template, tidx, srcs, precision, params, dev):
-    """PyTorch eager and torch.compile of the module, timed by the candidate's protocol (a
-    kept case drawn at random per call, its inputs copied into the call's input tensors outside
-    the timed interval, L2 flushed, CUDA events around the call alone, the largest per-dist
-    median). torch.compile failing is reported as compile_error, never a failure of prepare."""
+    """PyTorch eager and torch.compile of the module, timed by the candidate's protocol
+    (tools/torch_timing.py: a kept case drawn at random per call, its inputs copied into the
+    call's own input tensors outside the timed interval, L2 flushed, CUDA events around the
+    call alone, the stream synchronized after it, the largest per-dist median). torch.compile
+    failing is reported as compile_error, never a failure of prepare."""
     import random
     pick = random.SystemRandom()
     call_ins = [t.clone() for t in srcs[0][1]]
@@ -958,11 +959,11 @@ def baselines(torch, model, template, tidx, srcs, precision, params, dev):
     for j, i in enumerate(tidx):
         call_args[i] = call_ins[j]
 
-    def before():
+    def before(i):
         dist, ins = srcs[pick.randrange(len(srcs))]
         for d, s in zip(call_ins, ins):
             d.copy_(s)
-        return dist
+        return dist, ()
 
     def run():
         return model(*call_args)
@@ -970,9 +971,10 @@ def baselines(torch, model, template, tidx, srcs, precision, params, dev):
     flush = l2_flush_buffer(torch, dev)
     res = {"torch": getattr(torch, "__version__", "unknown")}
     with TF32(torch, precision == "tf32"), torch.no_grad():
-        e = cuda_timing(torch, run, flush, before)
-        res.update({"eager_ms": e["ms"], "eager_p10_ms": e["p10_ms"], "eager_p90_ms": e["p90_ms"],
-                    "trials": e["trials"], "median_ms_by_dist": {"eager": e["median_ms_by_key"]}})
+        before(0)
+        ms, p10, p90, trials, by = cuda_timing(torch, run, flush, before, ())
+        res.update({"eager_ms": ms, "eager_p10_ms": p10, "eager_p90_ms": p90, "trials": trials,
+                    "median_ms_by_dist": {"eager": by}})
         outs = outputs_of(torch, run())
         nbytes = sum(numel(t) * element_size(t) for t in call_ins + outs)
         nbytes += sum(numel(t) * element_size(t) for _, t in params)
@@ -990,13 +992,13 @@ def baselines(torch, model, template, tidx, srcs, precision, params, dev):
 
             def crun():
                 return cm(*call_args)
-            before()
+            before(0)
             crun()  # compiles (and autotunes): outside the timing
             torch.cuda.synchronize()
-            c = cuda_timing(torch, crun, flush, before)
-            res.update({"compile_ms": c["ms"], "compile_p10_ms": c["p10_ms"],
-                        "compile_p90_ms": c["p90_ms"], "compile_trials": c["trials"]})
-            res["median_ms_by_dist"]["compile"] = c["median_ms_by_key"]
+            cms, cp10, cp90, cn, cby = cuda_timing(torch, crun, flush, before, ())
+            res.update({"compile_ms": cms, "compile_p10_ms": cp10, "compile_p90_ms": cp90,
+                        "compile_trials": cn})
+            res["median_ms_by_dist"]["compile"] = cby
         except Exception as ex:  # reported, not fatal: the eager figure stands
             res["compile_error"] = ("%s: %s" % (type(ex).__name__, ex))[:500]
     torch.cuda.synchronize()
