@@ -4,7 +4,8 @@
 usage: python3 tests/gpu/modules_prepare.py [--device N] [--keep DIR] [FILE...]
 
 For each module file (default: a norm, a convolution, a loss with class indices, a level-2
-chain with batch norm, a bf16 chain) it starts tools/reference.py as cutegen would, sends one
+chain with batch norm, a bf16 chain) it starts tools/reference.py as cutegen would (the second
+under PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which prepare must turn off), sends one
 prepare request (3 cases: module, normal, large; baselines for the first file), then runs a
 SECOND process (this script with --consume) that opens every handle with cudaIpcOpenMemHandle
 (ctypes on the libcudart torch loaded), copies the bytes into tensors of its own and checks
@@ -195,8 +196,10 @@ def main():
 
     for n, path in enumerate(files):
         name = os.path.basename(path)
-        env = dict(os.environ)
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+        if n == 1:  # the reference turns expandable segments off: IPC cannot open them
+            env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
         ref = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "reference.py")],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                                start_new_session=True)
