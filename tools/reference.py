@@ -766,8 +766,10 @@ def prepare(torch, req, exporter):
         raise Fail("gpu", "GPU %d does not exist (PyTorch sees %d); pick one with --device"
                    % (dev, torch.cuda.device_count()))
     torch.cuda.set_device(dev)
-    try:  # CUDA IPC cannot open expandable segments: plain cudaMalloc blocks only
+    try:  # CUDA IPC cannot open expandable segments: plain cudaMalloc blocks only (and none
+        # cached from before, which new tensors could reuse)
         torch.cuda.memory._set_allocator_settings("expandable_segments:False")
+        torch.cuda.empty_cache()
     except Exception:
         pass
     import copy
