@@ -168,6 +168,21 @@ def consume(reply_path, path, device):
 
 # ---- the driver ----
 
+def embedded_reference():
+    """tools/reference.py as cutegen runs it (python3 -c, the copy embedded in the binary, the
+    timing helper pasted in): read back from build/gen/embedded.c; None when not built."""
+    import re
+    p = os.path.join(ROOT, os.environ.get("BUILD", "build"), "gen", "embedded.c")
+    if not os.path.exists(p):
+        return None
+    s = open(p).read()
+    m = re.search(r'\{ "tools/reference.py", file_(\d+),', s)
+    a = m and re.search(r"static const char file_%s\[\] = \{(.*?)\};" % m.group(1), s, re.S)
+    if not a:
+        return None
+    return bytes(int(x) for x in a.group(1).replace("\n", "").split(",") if x.strip())[:-1].decode()
+
+
 def main():
     argv = sys.argv[1:]
     if argv[:1] == ["--consume"]:
@@ -185,6 +200,11 @@ def main():
              for f in (argv or DEFAULT)]
     out = keep or os.environ.get("TMPDIR", "/tmp")
     passed = failed = 0
+    src = embedded_reference()
+    argv_ref = ([sys.executable, "-c", src] if src else
+                [sys.executable, os.path.join(ROOT, "tools", "reference.py")])
+    print("# the reference process: %s" % ("the copy embedded in cutegen (python3 -c)" if src
+                                           else "tools/reference.py (no build/gen/embedded.c)"))
 
     def say(cond, what):
         nonlocal passed, failed
@@ -200,8 +220,7 @@ def main():
         env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
         if n == 1:  # the reference turns expandable segments off: IPC cannot open them
             env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
-        ref = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "reference.py")],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        ref = subprocess.Popen(argv_ref, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                                start_new_session=True)
         watchdog = threading.Timer(1500, ref.kill)  # torch.compile max-autotune takes minutes
         watchdog.start()
