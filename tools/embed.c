@@ -2,10 +2,66 @@
  * generated-file writer: embeds text files into the cutegen binary.
  * usage: embed OUT.c ROOT FILE...   (names are stored relative to ROOT)
  * Writes a C file defining `embedded_files[]` (see src/common/embedded.h).
+ * A line "#@embed PATH" (PATH relative to ROOT) is kept and followed by PATH's text: the Python
+ * tools run alone from their embedded copies, so a helper they share (tools/torch_timing.py) is
+ * pasted into each (one level: the pasted text's own directives are kept as they are).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define DIRECTIVE "#@embed "
+
+static void put_byte(FILE *out, int c, size_t *n)
+{
+	fprintf(out, "%s%d,", (*n)++ % 24 ? "" : "\n", c);
+}
+
+/* Writes f's bytes as C array items; depth 0 expands "#@embed PATH" lines. */
+static int put_file(FILE *out, FILE *f, const char *root, size_t *n, int depth)
+{
+	char line[4096];
+	size_t len = 0;
+	int c;
+	for (;;) {
+		c = fgetc(f);
+		if (c != EOF && c != '\n' && len < sizeof(line) - 1) {
+			line[len++] = (char)c;
+			continue;
+		}
+		for (size_t j = 0; j < len; j++)
+			put_byte(out, (unsigned char)line[j], n);
+		if (c != EOF && c != '\n') { /* a line longer than the buffer: copy it as it is */
+			put_byte(out, c, n);
+			len = 0;
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				put_byte(out, c, n);
+			if (c == EOF)
+				return 0;
+			put_byte(out, c, n);
+			continue;
+		}
+		line[len] = 0;
+		if (c == '\n')
+			put_byte(out, c, n);
+		if (!depth && !strncmp(line, DIRECTIVE, strlen(DIRECTIVE))) {
+			char path[4096 + 64];
+			snprintf(path, sizeof(path), "%s/%s", root, line + strlen(DIRECTIVE));
+			FILE *g = fopen(path, "rb");
+			if (!g) {
+				perror(path);
+				return 1;
+			}
+			int r = put_file(out, g, root, n, depth + 1);
+			fclose(g);
+			if (r)
+				return 1;
+		}
+		if (c == EOF)
+			return 0;
+		len = 0;
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -27,10 +83,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(out, "static const char file_%d[] = {", i);
-		int c;
 		size_t n = 0;
-		while ((c = fgetc(f)) != EOF)
-			fprintf(out, "%s%d,", (n++ % 24) ? "" : "\n", c);
+		if (put_file(out, f, argv[2], &n, 0))
+			return 1;
 		fprintf(out, "0};\n");
 		fclose(f);
 	}

@@ -11,15 +11,22 @@ process") is JSON lines:
                 "torch": "2.5.1" | null, "torch_error": "..." (when torch does not import)}
   {"op": "describe", "file": PATH, "seed": 42}
             -> {"ok": true, "describe": {...}}  or  {"ok": false, "kind": K, "message": M}
+  {"op": "prepare", "file": PATH, "seed": 42, "device": 0, "cases": [{"seed", "dist"}, ...],
+   "precision": P, "baselines": BOOL, "memory_fraction": 0.35}
+            -> {"ok": true, "prepare": {"tensors", "truth", "cases": [{"inputs", "ref", "truth"}
+                ...: CUDA IPC handles], "baselines", "notes"}}; the tensors stay alive until
+  {"op": "release"} -> {"ok": true}, then exits 0
   {"op": "quit"} or end of input -> exits 0
 
 The error kinds K: no_torch, import, no_model, no_get_inputs, no_get_init_inputs, init,
-inputs, forward, output, gpu, request. The module's own prints go to stderr, never into the
+inputs, forward, output, gpu, request, and for prepare memory and ipc (docs/tasks.md, "The
+reference process", says what each field means). The module's own prints go to stderr, never into the
 replies (the reply channel is a private copy of stdout taken before anything is imported),
 and the module reads an empty stdin (the requests come on a private copy of it).
 
-Not here: inputs per seed and distribution for the judge, float64 truth, eager and
-torch.compile timings, tensors over CUDA IPC (docs/tasks.md says what remains).
+prepare makes the judge's cases (inputs per seed and distribution, the reference in the
+task's dtype, the float64 truth) and exports them over CUDA IPC to the runner; with baselines
+it also times eager PyTorch and torch.compile (tools/torch_timing.py, pasted in below).
 """
 import importlib.util
 import inspect
@@ -28,6 +35,11 @@ import math
 import os
 import sys
 import traceback
+
+#@embed tools/torch_timing.py
+if "cuda_timing" not in globals():  # run from the repository: the helper beside this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_timing import compile_mode, cuda_timing, l2_flush_buffer
 
 PROTOCOL = 1
 DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
@@ -404,8 +416,8 @@ def count_flops(torch, model, args):
 
 # ---- describe ----
 
-def describe(torch, path, seed):
-    import torch.nn.functional as F
+def load_task(torch, path):
+    """Imports a module file and checks KernelBench's names: (module, CUTEGEN dict, Model)."""
     if not os.path.isfile(path):
         raise Fail("import", "no module file '%s'" % path)
     mod = load_module(path)
@@ -424,13 +436,11 @@ def describe(torch, path, seed):
             raise Fail("no_" + fn, "'%s' has no function %s(); KernelBench files define "
                        "get_inputs() (forward's arguments) and get_init_inputs() (Model's)"
                        % (path, fn))
-    need = meta.get("requires")
-    cuda = bool(torch.cuda.is_available())
-    if need == "cuda" and not cuda:
-        raise Fail("gpu", "'%s' says it requires CUDA (CUTEGEN requires) and PyTorch sees no "
-                   "CUDA device here; run it on a machine with one" % path)
-    device = "cuda" if cuda else "cpu"
+    return mod, meta, cls
 
+
+def build_model(torch, mod, cls, seed, device):
+    """Model(*get_init_inputs()) under torch.manual_seed(seed), on device, in eval mode."""
     torch.manual_seed(seed)
     init = call_user("init", "get_init_inputs()", mod.get_init_inputs)
     if not isinstance(init, (list, tuple)):
@@ -440,12 +450,31 @@ def describe(torch, path, seed):
     model = call_user("gpu", "moving the model to %s" % device, model.to, device)
     if hasattr(model, "eval"):
         model.eval()
+    return model, init
+
+
+def draw_inputs(torch, mod, seed):
+    """get_inputs() under torch.manual_seed(seed), as a list."""
     torch.manual_seed(seed)
     raw = call_user("inputs", "get_inputs()", mod.get_inputs)
     if not isinstance(raw, (list, tuple)):
         raise Fail("inputs", "get_inputs() must return a list of forward's arguments (got %s)"
                    % type(raw).__name__)
-    raw = list(raw)
+    return list(raw)
+
+
+def describe(torch, path, seed):
+    import torch.nn.functional as F
+    mod, meta, cls = load_task(torch, path)
+    need = meta.get("requires")
+    cuda = bool(torch.cuda.is_available())
+    if need == "cuda" and not cuda:
+        raise Fail("gpu", "'%s' says it requires CUDA (CUTEGEN requires) and PyTorch sees no "
+                   "CUDA device here; run it on a machine with one" % path)
+    device = "cuda" if cuda else "cpu"
+
+    model, init = build_model(torch, mod, cls, seed, device)
+    raw = draw_inputs(torch, mod, seed)
     names = forward_arg_names(model, len(raw))
     args, ins, inputs, fwd_scalars, scalars = [], [], [], [], []
     for i, v in enumerate(raw):
@@ -527,6 +556,458 @@ def describe(torch, path, seed):
     }
 
 
+# ---- prepare: the judge's cases, exported over CUDA IPC (docs/tasks.md, "prepare") ----
+
+DISTS = ("module", "normal", "large")
+OWN_DISTS = ("positive", "probabilities", "indices", "module")
+PRECISIONS = ("strict", "tf32", "fp16", "bf16", "none")
+CASES_MAX = 64
+IPC_HANDLE_SIZE = 64  # sizeof(cudaIpcMemHandle_t)
+MIB = float(1 << 20)
+
+
+class TF32:
+    """TF32 for matmul and cuDNN on or off inside the block, set back after."""
+    def __init__(self, torch, on):
+        self.torch, self.on = torch, bool(on)
+
+    def __enter__(self):
+        b = self.torch.backends
+        self.saved = (b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32)
+        b.cuda.matmul.allow_tf32 = self.on
+        b.cudnn.allow_tf32 = self.on
+        return self
+
+    def __exit__(self, *a):
+        b = self.torch.backends
+        b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32 = self.saved
+        return False
+
+
+def memory_fail(torch, what, need=None, fraction=None):
+    free, total = torch.cuda.mem_get_info()
+    msg = "not enough GPU memory %s" % what
+    if need is not None:
+        msg += ": %.0f MiB needed" % (need / MIB)
+    msg += "; %.0f MiB free of %.0f MiB" % (free / MIB, total / MIB)
+    if fraction is not None:
+        msg += " (memory_fraction %.2f: %.0f MiB)" % (fraction, fraction * free / MIB)
+    return Fail("memory", msg + "; free GPU memory (other processes), or make the module's "
+                "get_inputs() smaller")
+
+
+def ipc_handle(torch, raw):
+    """The 64 bytes of cudaIpcMemHandle_t in what storage._share_cuda_() returns: the raw
+    handle (older torch), or torch's versioned shareable handle: a version byte, 'c' (a
+    cudaMalloc block) and the handle; 'e' (an expandable segment) is no cudaIpcMemHandle_t."""
+    h = bytes(raw)
+    if len(h) == IPC_HANDLE_SIZE:
+        return h
+    if len(h) >= 2 + IPC_HANDLE_SIZE and h[1:2] == b"c":
+        return h[2:2 + IPC_HANDLE_SIZE]
+    if len(h) >= 2 and h[1:2] == b"e":
+        raise Fail("ipc", "PyTorch allocated the tensors in expandable segments, which CUDA IPC "
+                   "(cudaIpcOpenMemHandle) cannot open: unset expandable_segments in "
+                   "$PYTORCH_CUDA_ALLOC_CONF")
+    raise Fail("ipc", "torch %s's storage handle has a form cutegen does not know (%d bytes, "
+               "type byte %r); use a PyTorch whose _share_cuda_ gives a cudaIpcMemHandle_t"
+               % (getattr(torch, "__version__", "?"), len(h), h[1:2]))
+
+
+class Exporter:
+    """Exports contiguous CUDA tensors by CUDA IPC and keeps a reference to each until
+    release (the runner reads them while this process waits)."""
+    def __init__(self, torch):
+        self.torch = torch
+        self.keep = []
+        self.shared = {}   # data_ptr -> H, so a tensor shared twice (tied weights) is one handle
+        self.counters = []
+
+    def export(self, t):
+        torch = self.torch
+        if not t.is_contiguous():
+            t = t.contiguous()
+        key = (t.data_ptr(), tuple(t.shape), str(t.dtype))
+        if key in self.shared:
+            return self.shared[key]
+        self.keep.append(t)
+        if numel(t) == 0:  # no allocation to share: an all-zero handle, 0 bytes
+            return {"ipc": "0" * (2 * IPC_HANDLE_SIZE), "offset": 0, "bytes": 0,
+                    "dtype": dtype_name(t.dtype), "shape": [int(s) for s in t.shape]}
+        try:
+            sh = t.untyped_storage()._share_cuda_()
+        except Fail:
+            raise
+        except Exception as e:
+            raise Fail("ipc", "CUDA IPC is not available here (sharing a tensor failed: %s: %s); "
+                       "the judge reads the reference's tensors from another process: run it "
+                       "on a Linux machine whose driver supports CUDA IPC (not under WSL or MPS "
+                       "restrictions)" % (type(e).__name__, e))
+        h = ipc_handle(torch, sh[1])
+        if len(sh) >= 6 and isinstance(sh[4], bytes):
+            self.counters.append((sh[4], sh[5]))
+        off = int(sh[3]) + int(t.storage_offset()) * element_size(t)
+        H = {"ipc": h.hex(), "offset": off, "bytes": numel(t) * element_size(t),
+             "dtype": dtype_name(t.dtype), "shape": [int(s) for s in t.shape]}
+        self.shared[key] = H
+        return H
+
+    def release(self):
+        """Gives the tensors back: the consumer (the runner, C) never decrements torch's IPC
+        reference counters, so do it here, then free."""
+        st = getattr(self.torch, "UntypedStorage", None)
+        for handle, offset in self.counters:
+            try:
+                st._release_ipc_counter_cuda(handle, offset)
+            except Exception:
+                pass
+        self.counters, self.keep, self.shared = [], [], {}
+
+
+def check_prepare_request(req):
+    cases = req.get("cases")
+    if not isinstance(cases, list) or not 2 <= len(cases) <= CASES_MAX:
+        raise Fail("request", "prepare needs \"cases\": a list of 2 to %d {\"seed\", \"dist\"}"
+                   % CASES_MAX)
+    out = []
+    for c in cases:
+        if (not isinstance(c, dict) or not isinstance(c.get("seed"), int)
+                or isinstance(c.get("seed"), bool) or c.get("dist") not in DISTS):
+            raise Fail("request", "a case of prepare is {\"seed\": INTEGER, \"dist\": one of %s}"
+                       " (got %s)" % (", ".join(DISTS), json.dumps(c)[:200]))
+        out.append({"seed": c["seed"], "dist": c["dist"]})
+    prec = req.get("precision")
+    if prec is not None and prec not in PRECISIONS:
+        raise Fail("request", "prepare's precision must be one of %s (got %r)"
+                   % (", ".join(PRECISIONS), prec))
+    frac = req.get("memory_fraction", 0.35)
+    if not isinstance(frac, (int, float)) or isinstance(frac, bool) or not 0 < frac <= 1:
+        raise Fail("request", "prepare's memory_fraction must be a number in (0, 1] (got %r)" % frac)
+    dev = req.get("device", 0)
+    if not isinstance(dev, int) or isinstance(dev, bool) or dev < 0:
+        raise Fail("request", "prepare's device must be a GPU index (got %r)" % dev)
+    return out, prec, float(frac), dev
+
+
+def keep_order(cases):
+    """The order in which cases are kept when memory allows only some: the first case of each
+    distribution, then the second of each, ... (so two cases cover two distributions)."""
+    seen, order = {}, []
+    for i, c in enumerate(cases):
+        order.append((seen.get(c["dist"], 0), i))
+        seen[c["dist"]] = seen.get(c["dist"], 0) + 1
+    return [i for _, i in sorted(order)]
+
+
+def outputs_of(torch, out):
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not outs or not all(is_tensor(torch, o) for o in outs):
+        raise Fail("output", "forward returned something that is not a tensor or a tuple of "
+                   "tensors; a kernel's outputs are tensors")
+    return outs
+
+
+def float_dtypes(torch):
+    return {torch.float32, torch.float16, torch.bfloat16, torch.float64}
+
+
+def case_inputs(torch, mod, model, c, meta_inputs, like=None):
+    """The forward arguments of one case: get_inputs() under the case's seed, its floating
+    tensors replaced by N(0,1) (dist normal) or 64 N(0,1) (large; fp8: 16) unless CUTEGEN names
+    their own distribution; every tensor on the GPU and contiguous. When every tensor would be
+    replaced, get_inputs() is not called: the shapes and dtypes are those of like (the first
+    case's arguments; KernelBench's get_inputs() takes seconds at full size)."""
+    lnames = forward_arg_names(model, len(like)) if like is not None else []
+    if (like is not None and c["dist"] != "module"
+            and all(t.is_floating_point() and meta_inputs.get(lnames[i]) not in OWN_DISTS
+                    for i, t in enumerate(like) if is_tensor(torch, t))):
+        raw = like
+    else:
+        raw = draw_inputs(torch, mod, c["seed"])
+    if like is not None and len(raw) != len(like):
+        raise Fail("inputs", "get_inputs() gave %d arguments for seed %d and %d for the first "
+                   "case; it must give the same arguments for every seed"
+                   % (len(raw), c["seed"], len(like)))
+    names = forward_arg_names(model, len(raw))
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(c["seed"] * 1000003 + 7)
+    args = []
+    for i, v in enumerate(raw):
+        if not is_tensor(torch, v):
+            args.append(v)
+            continue
+        t = call_user("gpu", "moving input '%s' to the GPU" % names[i], v.to, "cuda")
+        own = meta_inputs.get(names[i]) in OWN_DISTS
+        if c["dist"] != "module" and t.is_floating_point() and not own:
+            fp8 = "float8" in str(t.dtype)
+            scale = 1.0 if c["dist"] == "normal" else (16.0 if fp8 else 64.0)
+            if t.dtype in float_dtypes(torch):
+                x = torch.randn(tuple(t.shape), generator=gen, device="cuda", dtype=t.dtype)
+                if scale != 1.0:
+                    x.mul_(scale)
+            else:
+                x = (torch.randn(tuple(t.shape), generator=gen, device="cuda",
+                                 dtype=torch.float32) * scale).to(t.dtype)
+            t = x
+        args.append(t.contiguous())
+    return args
+
+
+def prepare(torch, req, exporter):
+    cases, prec_req, fraction, dev = check_prepare_request(req)
+    path = str(req.get("file", ""))
+    seed = req.get("seed", 42)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise Fail("request", "prepare's seed must be an integer (got %r)" % seed)
+    if not torch.cuda.is_available():
+        raise Fail("gpu", "prepare needs a CUDA GPU: run it where PyTorch sees one (%s's torch "
+                   "%s sees no CUDA device)" % (sys.executable, getattr(torch, "__version__", "?")))
+    if dev >= torch.cuda.device_count():
+        raise Fail("gpu", "GPU %d does not exist (PyTorch sees %d); pick one with --device"
+                   % (dev, torch.cuda.device_count()))
+    torch.cuda.set_device(dev)
+    try:  # CUDA IPC cannot open expandable segments: plain cudaMalloc blocks only (and none
+        # cached from before, which new tensors could reuse)
+        torch.cuda.memory._set_allocator_settings("expandable_segments:False")
+        torch.cuda.empty_cache()
+    except Exception:
+        pass
+    import copy
+    mod, meta, cls = load_task(torch, path)
+    meta_inputs = meta.get("inputs") if isinstance(meta.get("inputs"), dict) else {}
+    notes = []
+    try:
+        return prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fraction,
+                             seed, dev, req, exporter, notes)
+    except oom_error(torch):
+        exporter.release()
+        torch.cuda.empty_cache()
+        raise memory_fail(torch, "to prepare the cases of '%s'" % path, fraction=fraction)
+    except BaseException:
+        exporter.release()
+        torch.cuda.empty_cache()
+        raise
+
+
+def oom_error(torch):
+    return getattr(torch.cuda, "OutOfMemoryError", MemoryError)
+
+
+def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fraction, seed,
+                  dev, req, exporter, notes):
+    model, _ = build_model(torch, mod, cls, seed, "cuda")
+    names, tidx = None, None
+    state = call_user("init", "state_dict()", model.state_dict)
+    bufnames = {n for n, _ in model.named_buffers()}
+    params = [(n, t) for n, t in state.items() if is_tensor(torch, t)]
+    param_h = [exporter.export(t.detach()) for _, t in params]
+    torch.cuda.synchronize()
+    free0, _ = torch.cuda.mem_get_info()
+    budget = fraction * free0
+
+    order = keep_order(cases)
+    kept, srcs, template = {}, {}, None
+    truth_kind, truth_why, model_t = None, None, None
+    tensors = None
+    precision = prec_req
+    case_bytes = None
+    for n_done, ci in enumerate(order):
+        c = cases[ci]
+        if case_bytes is not None and (n_done + 1) * case_bytes > budget:
+            notes.append("kept %d of %d cases: each takes %.1f MiB (inputs, reference and truth "
+                         "outputs), memory_fraction %.2f of %.0f MiB free is %.0f MiB"
+                         % (n_done, len(cases), case_bytes / MIB, fraction, free0 / MIB, budget / MIB))
+            break
+        args = case_inputs(torch, mod, model, c, meta_inputs, template)
+        if tidx is None:
+            names = forward_arg_names(model, len(args))
+            tidx = [i for i, v in enumerate(args) if is_tensor(torch, v)]
+            if not tidx:
+                raise Fail("inputs", "get_inputs() returned no tensor; a kernel needs at least "
+                           "one input tensor")
+        ins = [args[i] for i in tidx]
+        if tensors is None:
+            fdt = {dtype_name(t.dtype) for t in ins if t.is_floating_point()}
+            dtype = meta.get("dtype") or (fdt.pop() if len(fdt) == 1 else ("mixed" if fdt else "none"))
+            if precision is None:
+                precision = meta.get("precision") or PRECISION_OF.get(dtype, "none")
+        versions = [t._version for t in ins]
+        with TF32(torch, precision == "tf32"), torch.no_grad():
+            out = call_user("forward", "forward (seed %d, %s)" % (c["seed"], c["dist"]), model, *args)
+        outs = outputs_of(torch, out)
+        ptrs = {t.untyped_storage().data_ptr() for t in ins}
+        ptrs |= {t.untyped_storage().data_ptr() for _, t in params}
+        ref = []
+        for o in outs:
+            o = o.detach().contiguous()
+            if o.untyped_storage().data_ptr() in ptrs:
+                o = o.clone()
+            ref.append(o)
+        del out, outs
+        # the truth: float64 (the model deep-copied, .double(), floating inputs in float64)
+        if truth_kind is None:
+            try:
+                model_t = copy.deepcopy(model).double()
+                truth = truth_forward(torch, model_t, args, tidx, torch.float64)
+                truth_kind = "fp64"
+            except oom_error(torch):
+                raise
+            except Exception as e:
+                truth_why = ("the module does not run in float64 (%s: %s); the truth is float32 "
+                             "with TF32 off" % (type(e).__name__, str(e)[:300]))
+                model_t = None
+                torch.cuda.empty_cache()
+                try:
+                    model_t = copy.deepcopy(model).float()
+                except Exception:  # cannot be copied: fp32 already, or no truth
+                    if any(p.is_floating_point() and p.dtype != torch.float32 for _, p in params):
+                        raise Fail("forward", "the truth cannot be computed: the module does not "
+                                   "run in float64 and cannot be copied to float32 (%s)" % truth_why)
+                    model_t = model
+                truth = call_user("forward", "forward in float32 for the truth",
+                                  truth_forward, torch, model_t, args, tidx, torch.float32)
+                truth_kind = "fp32"
+        else:
+            truth = call_user("forward", "forward in %s for the truth (seed %d)" % (
+                truth_kind, c["seed"]), truth_forward, torch, model_t, args, tidx,
+                torch.float64 if truth_kind == "fp64" else torch.float32)
+        if [t._version for t in ins] != versions:
+            # forward wrote into its inputs: export them as get_inputs() made them (the draw
+            # is seeded, so it is the same), as the judge gives them to the candidate
+            notes.append("forward modifies its inputs in place; the exported inputs are drawn "
+                         "again before it ran")
+            args = case_inputs(torch, mod, model, c, meta_inputs, template)
+            ins = [args[i] for i in tidx]
+        if tensors is None:
+            tensors = ([{"name": names[i], "role": "input", "dtype": dtype_name(args[i].dtype),
+                         "shape": [int(s) for s in args[i].shape]} for i in tidx]
+                       + [{"name": n, "role": "buffer" if n in bufnames else "parameter",
+                           "dtype": dtype_name(t.dtype), "shape": [int(s) for s in t.shape]}
+                          for n, t in params]
+                       + [{"name": "out" if len(ref) == 1 else "out%d" % k, "role": "output", "dtype": dtype_name(o.dtype),
+                           "shape": [int(s) for s in o.shape]} for k, o in enumerate(ref)])
+        check_shapes(tensors, ins, ref, c)
+        H = {"seed": c["seed"], "dist": c["dist"],
+             "inputs": [exporter.export(t) for t in ins] + param_h,
+             "ref": [exporter.export(o) for o in ref],
+             "truth": [exporter.export(t) for t in truth]}
+        kept[ci] = H
+        srcs[ci] = (c["dist"], ins)
+        if template is None:
+            template = args
+        if case_bytes is None:
+            case_bytes = sum(h["bytes"] for h in H["inputs"][:len(ins)] + H["ref"] + H["truth"])
+            if 2 * case_bytes > budget:
+                exporter.release()
+                raise memory_fail(torch, "for 2 cases of '%s' (each %.1f MiB: inputs, reference "
+                                  "and truth outputs)" % (req.get("file"), case_bytes / MIB),
+                                  need=2 * case_bytes, fraction=fraction)
+        del args, ins, ref, truth
+    if len(kept) < 2:
+        exporter.release()
+        raise memory_fail(torch, "for 2 cases of '%s'" % req.get("file"), fraction=fraction)
+    del model_t
+    torch.cuda.synchronize()  # every exported tensor is written before another process reads it
+    torch.cuda.empty_cache()  # what the truth and the forwards left cached is the runner's
+    reply = {"tensors": tensors, "truth": truth_kind,
+             "cases": [kept[i] for i in sorted(kept)], "notes": notes}
+    if truth_why:
+        reply["truth_why"] = truth_why
+    if req.get("baselines"):
+        reply["baselines"] = baselines(torch, model, template, tidx, [srcs[i] for i in sorted(srcs)],
+                                       precision, params, dev)
+    torch.cuda.synchronize()
+    return reply
+
+
+def truth_forward(torch, model_t, args, tidx, dt):
+    """forward of the truth's model on the case's arguments, floating tensors in dt (copies:
+    the exported inputs stay as they are); floating outputs in dt, contiguous."""
+    targs = list(args)
+    for i in tidx:
+        t = args[i]
+        targs[i] = t.to(dt, copy=True) if t.is_floating_point() else t.clone()
+    with TF32(torch, False), torch.no_grad():
+        out = model_t(*targs)
+    del targs
+    return [(o.detach().to(dt) if o.is_floating_point() else o.detach()).contiguous()
+            for o in outputs_of(torch, out)]
+
+
+def check_shapes(tensors, ins, ref, c):
+    want = [t for t in tensors if t["role"] == "input"] + [t for t in tensors if t["role"] == "output"]
+    got = list(ins) + list(ref)
+    for w, g in zip(want, got):
+        if w["shape"] != [int(s) for s in g.shape] or w["dtype"] != dtype_name(g.dtype):
+            raise Fail("inputs", "seed %d (%s): %s '%s' is %s %s, the first case's is %s %s; "
+                       "get_inputs() must give the same shapes and dtypes for every seed"
+                       % (c["seed"], c["dist"], w["role"], w["name"], dtype_name(g.dtype),
+                          [int(s) for s in g.shape], w["dtype"], w["shape"]))
+    if len(want) != len(got):
+        raise Fail("output", "seed %d: forward gave %d outputs, the first case %d"
+                   % (c["seed"], len(ref), len([t for t in tensors if t["role"] == "output"])))
+
+
+def baselines(torch, model, template, tidx, srcs, precision, params, dev):
+    """PyTorch eager and torch.compile of the module, timed by the candidate's protocol
+    (tools/torch_timing.py: a kept case drawn at random per call, its inputs copied into the
+    call's own input tensors outside the timed interval, L2 flushed, CUDA events around the
+    call alone, the stream synchronized after it, the largest per-dist median). torch.compile
+    failing is reported as compile_error, never a failure of prepare."""
+    import random
+    pick = random.SystemRandom()
+    call_ins = [t.clone() for t in srcs[0][1]]
+    call_args = list(template)
+    for j, i in enumerate(tidx):
+        call_args[i] = call_ins[j]
+
+    def before(i):
+        dist, ins = srcs[pick.randrange(len(srcs))]
+        for d, s in zip(call_ins, ins):
+            d.copy_(s)
+        return dist, ()
+
+    def run():
+        return model(*call_args)
+
+    flush = l2_flush_buffer(torch, dev)
+    res = {"torch": getattr(torch, "__version__", "unknown")}
+    with TF32(torch, precision == "tf32"), torch.no_grad():
+        before(0)
+        ms, p10, p90, trials, by = cuda_timing(torch, run, flush, before, ())
+        res.update({"eager_ms": ms, "eager_p10_ms": p10, "eager_p90_ms": p90, "trials": trials,
+                    "median_ms_by_dist": {"eager": by}})
+        outs = outputs_of(torch, run())
+        nbytes = sum(numel(t) * element_size(t) for t in call_ins + outs)
+        nbytes += sum(numel(t) * element_size(t) for _, t in params)
+        flops = count_flops(torch, model, call_args)
+        kernels = eager_kernels(torch, model, call_args)
+        workload, _ = classify(flops, nbytes, kernels, sum(numel(t) for t in call_ins),
+                               sum(numel(o) for o in outs), None)
+        del outs
+        # an epilogue: eager launches more than the product, or the module has a bias
+        epilogue = bool(kernels and len(kernels) > 1) or any(n.endswith("bias") for n, _ in params)
+        mode = compile_mode(workload == "gemm-like", epilogue)
+        res["compile_mode"] = mode
+        try:
+            cm = torch.compile(model, mode=mode)
+
+            def crun():
+                return cm(*call_args)
+            before(0)
+            crun()  # compiles (and autotunes): outside the timing
+            torch.cuda.synchronize()
+            cms, cp10, cp90, cn, cby = cuda_timing(torch, crun, flush, before, ())
+            res.update({"compile_ms": cms, "compile_p10_ms": cp10, "compile_p90_ms": cp90,
+                        "compile_trials": cn})
+            res["median_ms_by_dist"]["compile"] = cby
+        except Exception as ex:  # reported, not fatal: the eager figure stands
+            res["compile_error"] = ("%s: %s" % (type(ex).__name__, ex))[:500]
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    return res
+
+
 def main():
     # the reply channel: a private copy of stdout; fd 1 becomes stderr so that prints of the
     # user's module never mix with the replies
@@ -551,6 +1032,9 @@ def main():
         reply.flush()
 
     torch, terr = None, None
+    # torch.compile (the baselines) compiles in this process: no pool of compile workers that
+    # outlives it; read when torch._inductor's config is imported, so set before torch is
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     try:
         import torch
         import torch.nn  # noqa: F401
@@ -562,6 +1046,7 @@ def main():
     if terr:
         hello["torch_error"] = terr
     send(hello)
+    exporter = Exporter(torch)
     for line in requests:
         line = line.strip()
         if not line:
@@ -576,8 +1061,13 @@ def main():
         op = req.get("op")
         if op == "quit":
             break
-        if op != "describe":
-            send({"ok": False, "kind": "request", "message": "unknown op %r (describe, quit)" % op})
+        if op == "release":
+            exporter.release()
+            send({"ok": True})
+            break
+        if op not in ("describe", "prepare"):
+            send({"ok": False, "kind": "request",
+                  "message": "unknown op %r (describe, prepare, release, quit)" % op})
             continue
         if torch is None:
             send({"ok": False, "kind": "no_torch",
@@ -586,13 +1076,19 @@ def main():
                              "$CUTEGEN_PYTHON)" % (sys.executable, terr)})
             continue
         try:
-            d = describe(torch, str(req.get("file", "")), int(req.get("seed", 42)))
-            send({"ok": True, "describe": d})
+            if op == "describe":
+                d = describe(torch, str(req.get("file", "")), int(req.get("seed", 42)))
+                send({"ok": True, "describe": d})
+            else:
+                send({"ok": True, "prepare": prepare(torch, req, exporter)})
         except Fail as f:
             send({"ok": False, "kind": f.kind, "message": f.message})
         except Exception as e:
             send({"ok": False, "kind": "forward",
-                  "message": "describing the module failed: %s: %s" % (type(e).__name__, e)})
+                  "message": "%s the module failed: %s: %s" % (
+                      "describing" if op == "describe" else "preparing the cases of",
+                      type(e).__name__, e)})
+    # end of input or release: the exported tensors go with the process
     return 0
 
 

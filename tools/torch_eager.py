@@ -14,13 +14,19 @@ GEMM with a bias or an activation), its compilation and warm-up outside the timi
 {"ms": ..., "torch": version, "trials": n, "protocol": ..., "median_ms_by_dist": {...},
 "input_sets": n, "compile_ms": ..., "compile_mode": ..., "compile_trials": n,
 "compile_median_ms_by_dist": {...}} (or "compile_error" in place of compile_ms when
-torch.compile fails: reported, never fatal; --no-compile skips it), or {"error": ...}.
+torch.compile fails: reported, never fatal; --no-compile skips it), or {"error": ...}. The
+timing is tools/torch_timing.py's, shared with the module baselines of tools/reference.py.
 """
 import json
 import math
+import os
 import random
 import sys
-from statistics import median
+
+#@embed tools/torch_timing.py
+if "cuda_timing" not in globals():  # run from the repository: the helper beside this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_timing import compile_mode, cuda_timing, l2_flush_buffer
 
 
 def main():
@@ -182,47 +188,25 @@ def main():
     for s_ in sets:
         regenerate(s_, "uniform")
 
-    flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size // 4 + 1,
-                        dtype=torch.float32, device=d)
+    flush = l2_flush_buffer(torch, dev)
+
+    def next_inputs(i):
+        """The next input set regenerated in a distribution drawn from the task's."""
+        dist = random.choice(dists)
+        ins = sets[i % len(sets)]
+        regenerate(ins, dist)
+        return dist, ins
 
     def timed(f):
-        """The runner's protocol (docs/evaluation.md): before each call, outside the events, the
-        next input set regenerated in a distribution drawn from the task's, the L2 flushed; CUDA
-        events around the call; the stream synchronized after it (the runner checks each call
-        there). The time is the largest per-distribution median: (ms, p10, p90, n, by_dist)."""
-        for _ in range(3):
-            f(*sets[0])
-        torch.cuda.synchronize()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        flush.zero_()
-        e0.record()
-        f(*sets[0])
-        e1.record()
-        torch.cuda.synchronize()
-        est = e0.elapsed_time(e1)
-        trials = int(max(10, min(200, 400.0 / (est + 0.05))))  # runner/protocol.c protocol_trials
-        times = {}
-        for i in range(trials):
-            dist = random.choice(dists)
-            ins = sets[i % len(sets)]
-            regenerate(ins, dist)
-            flush.zero_()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            f(*ins)  # a new output every call: nothing of an earlier one is reused
-            e.record()
-            torch.cuda.synchronize()
-            times.setdefault(dist, []).append(s.elapsed_time(e))
-        by_dist = {k: median(v) for k, v in times.items()}
-        ms = sorted(x for v in times.values() for x in v)
-        return max(by_dist.values()), ms[len(ms) // 10], ms[-1 - len(ms) // 10], trials, by_dist
+        """The runner's protocol (tools/torch_timing.py): (ms, p10, p90, n, by_dist)."""
+        return cuda_timing(torch, f, flush, next_inputs, sets[0])
 
     ms, p10, p90, trials, by_dist = timed(fn)
     res = {"ms": ms, "p10_ms": p10, "p90_ms": p90, "trials": trials, "torch": torch.__version__,
            "protocol": "regenerated-v1", "median_ms_by_dist": by_dist, "input_sets": len(sets)}
     if "--no-compile" not in sys.argv:
         epi = task.get("epilogue", {}) if op == "gemm" else {}
-        mode = "max-autotune" if epi.get("bias") or epi.get("activation", "none") != "none" else "default"
+        mode = compile_mode(op == "gemm", epi.get("bias") or epi.get("activation", "none") != "none")
         res["compile_mode"] = mode
         try:
             cfn = torch.compile(fn, mode=mode)

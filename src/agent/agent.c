@@ -146,9 +146,28 @@ static void set_str(char **dst, const char *src)
 	*dst = t;
 }
 
+static int stage_guidance(const struct stage *st, int tc, struct strbuf *out, char **err);
+
+/* A module that is not lowered: described by its own description, not a built-in task. */
+static int module_only(const struct agent *a)
+{
+	return a->o.module && !a->o.module->lowered;
+}
+
+static const char *precision_of(const struct agent *a)
+{
+	return module_only(a) ? (a->o.module->precision ? a->o.module->precision : "none")
+			      : precision_name(a->task->precision);
+}
+
+static int strict_fp32(const struct agent *a)
+{
+	return !strcmp(precision_of(a), "strict");
+}
+
 static int stage_applies(const struct agent *a, int i)
 {
-	return !(a->sm.stages[i].tensor_cores && a->task->precision == PREC_STRICT);
+	return !(a->sm.stages[i].tensor_cores && strict_fp32(a));
 }
 
 static void enter_stage(struct agent *a, int i, int replay)
@@ -172,8 +191,7 @@ static void next_stage(struct agent *a, int replay)
 	while (i < (int)a->sm.n && !stage_applies(a, i)) {
 		if (!replay) {
 			char *t = xasprintf("skipping stage %d (%s): the %s precision contract does not allow "
-					    "tensor cores", i, a->sm.stages[i].name,
-					    precision_name(a->task->precision));
+					    "tensor cores", i, a->sm.stages[i].name, precision_of(a));
 			emit(a, AGENT_EV_NOTE, t, NULL);
 			free(t);
 		}
@@ -441,9 +459,12 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 		}
 		builtin_stage_machine(a);
 	}
-	/* the builtin policy writes no prompts */
+	/* the builtin policy writes no prompts; a module that is not lowered takes the stage
+	   machine of its workload class */
+	const char *machine = module_only(a) ? prompt_module_stages(opts->module->workload)
+			      : task_workload(t);
 	if (!a->o.builtin &&
-	    (stages_load(task_workload(t), opts->prompts_dir, &a->sm, err) ||
+	    (stages_load(machine, opts->prompts_dir, &a->sm, err) ||
 	     load_text(opts->prompts_dir, "system.txt", &a->t_system, err) ||
 	     load_text(opts->prompts_dir, "generate.txt", &a->t_generate, err) ||
 	     load_text(opts->prompts_dir, "fix.txt", &a->t_fix, err) ||
@@ -452,7 +473,7 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 		return NULL;
 	}
 	a->profile_from = opts->profile_from_stage >= 0 ? opts->profile_from_stage
-			  : !strcmp(task_workload(t), "gemm") ? 2 : 1;
+			  : !strcmp(machine, "gemm") ? 2 : 1;
 	a->best_ms = a->best_speedup = a->best_roof = -1;
 	a->cur_ms = -1;
 	a->prebuilt_stage = -1;
@@ -740,8 +761,9 @@ static void retrieve_docs(struct agent *a, const struct stage *st, struct strbuf
 		}
 	}
 	struct rag_situation sit = { 0 };
-	sit.memory_bound = !task_is_gemm_like(a->task);
-	sit.strict_fp32 = a->task->precision == PREC_STRICT;
+	sit.memory_bound = module_only(a) ? !!strcmp(prompt_module_stages(a->o.module->workload), "gemm")
+					  : !task_is_gemm_like(a->task);
+	sit.strict_fp32 = strict_fp32(a);
 	sit.stage_topic = st->docs;
 	if (a->feedback && strstr(a->feedback, "did not compile"))
 		sit.error = a->feedback;
@@ -753,7 +775,11 @@ static void retrieve_docs(struct agent *a, const struct stage *st, struct strbuf
 int agent_stage_guidance(const struct stage *st, const struct task *t, struct strbuf *out,
 			 char **err)
 {
-	int tc = t->precision != PREC_STRICT;
+	return stage_guidance(st, t->precision != PREC_STRICT, out, err);
+}
+
+static int stage_guidance(const struct stage *st, int tc, struct strbuf *out, char **err)
+{
 	struct prompt_var v[] = { { "tensor_cores", tc ? "1" : "" }, { "fp32_fma", tc ? "" : "1" } };
 	char *e = NULL;
 	if (prompt_render(st->guidance ? st->guidance : "", v, ARRAY_SIZE(v), out, &e)) {
@@ -832,7 +858,7 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 	const struct stage *st = &a->sm.stages[a->stage];
 	struct strbuf ks = STRBUF_INIT, bs = STRBUF_INIT, docs = STRBUF_INIT, guide = STRBUF_INIT;
 	retrieve_docs(a, st, &docs);
-	if (agent_stage_guidance(st, a->task, &guide, err)) {
+	if (stage_guidance(st, !strict_fp32(a), &guide, err)) {
 		strbuf_release(&docs);
 		return -1;
 	}
@@ -849,7 +875,10 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 		a->target = strbuf_detach(&t, NULL);
 	}
 	struct prompt_input in = { 0 };
-	in.task = a->task;
+	in.task = module_only(a) ? NULL : a->task;
+	in.module = module_only(a) ? a->o.module : NULL;
+	in.module_file = module_only(a) ? NULL : a->o.module_file;
+	in.module_source = a->o.module_source;
 	in.target = a->target;
 	in.system_tmpl = a->t_system.buf;
 	/*

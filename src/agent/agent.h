@@ -27,6 +27,7 @@
 #include "llm/llm.h"
 #include "store/store.h"
 #include "common/task.h"
+#include "common/task_module.h"
 
 /* Set from a signal handler: the loop stops after the node in progress. */
 extern volatile sig_atomic_t agent_interrupted;
@@ -108,10 +109,17 @@ struct agent_opts {
 	struct eval_opts eval;
 	agent_event_fn on_event;
 	void *ctx;
+	/* module tasks: one that is not lowered is described to the model as the module (module:
+	   its description; its ABI, its workload's stage machine: prompt_module_stages); one
+	   judged as its built-in twin t is described as t plus where it comes from (module_file);
+	   module_source, the file's text, is shown in either case */
+	const struct module_desc *module;
+	const char *module_file;
+	const char *module_source;
 };
 
 #define AGENT_OPTS_INIT { 20, 3, 0, 0, 0, -1, 0.02, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, \
-			  NULL, BUILD_OPTS_INIT, EVAL_OPTS_INIT, NULL, NULL }
+			  NULL, BUILD_OPTS_INIT, EVAL_OPTS_INIT, NULL, NULL, NULL, NULL, NULL }
 
 struct agent;
 

@@ -3,6 +3,7 @@
  * mustache: {{name}} and {{#name}}...{{/name}}, no escaping (prompts are plain text).
  */
 #include "agent/prompt.h"
+#include "common/embedded.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -189,6 +190,126 @@ void prompt_describe_task(const struct task *t, struct strbuf *out)
 					 : "memory-bound: compared with the device's copy bandwidth");
 }
 
+const char *prompt_module_stages(const char *workload)
+{
+	if (!workload)
+		return "elementwise";
+	if (!strcmp(workload, "gemm-like") || !strcmp(workload, "convolution") ||
+	    !strcmp(workload, "attention"))
+		return "gemm";
+	if (!strcmp(workload, "reduction"))
+		return "rowwise";
+	return "elementwise";
+}
+
+/* The first paragraph of docs/kernel-abi.md's "### Module tasks" (embedded), on one line per
+ * source line; empty when the heading is not there. */
+static void module_contract(struct strbuf *out)
+{
+	const struct embedded_file *f = embedded_find("docs/kernel-abi.md");
+	static const char head[] = "### Module tasks\n";
+	const char *p = f ? strstr(f->data, head) : NULL;
+	if (!p)
+		return;
+	p += sizeof(head) - 1;
+	while (*p == '\n')
+		p++;
+	const char *end = strstr(p, "\n\n");
+	strbuf_add(out, p, end ? (size_t)(end - p) : strlen(p));
+	strbuf_addch(out, '\n');
+}
+
+static const char *module_workload_note(const char *w)
+{
+	if (!strcmp(w, "convolution"))
+		return "the GEMM stages apply to the convolution's implicit GEMM (rows: output "
+		       "positions N*OH*OW, columns: output channels, K: input channels x kernel "
+		       "window); the im2col indexing goes in the A tile's copy, never in a buffer";
+	if (!strcmp(w, "attention"))
+		return "the GEMM stages apply to its two products (Q K^T, then P V) with the softmax "
+		       "between them done online per row block (docs: online softmax), never writing "
+		       "the score matrix to memory";
+	if (!strcmp(w, "gemm-like"))
+		return "compute-bound: the product's tiles and the tensor cores (where the "
+		       "precision allows) matter most; fuse what follows the product into its epilogue";
+	if (!strcmp(w, "reduction"))
+		return "bound by memory: read each input once, reduce in registers and shared memory, "
+		       "write the small output once";
+	return "one pass over memory, wide coalesced loads and stores, every element op fused "
+	       "into that pass";
+}
+
+void prompt_describe_module(const struct module_desc *md, const char *source, struct strbuf *out)
+{
+	strbuf_addf(out, "task: module %s (a PyTorch module in KernelBench's format: %s)\n",
+		    md->name ? md->name : "?", md->file ? md->file : "?");
+	strbuf_addstr(out, "what it computes: what Model.forward computes, for the inputs listed "
+			   "below and the module's parameters and buffers as given (the kernel "
+			   "replaces the whole forward):\n");
+	if (source && *source) {
+		size_t n = strlen(source);
+		strbuf_addstr(out, "```python\n");
+		strbuf_add(out, source, n > PROMPT_MODULE_SOURCE_MAX ? PROMPT_MODULE_SOURCE_MAX : n);
+		if (n > PROMPT_MODULE_SOURCE_MAX)
+			strbuf_addf(out, "\n# [... %zu more bytes of the module file not shown]",
+				    n - PROMPT_MODULE_SOURCE_MAX);
+		if (out->len && out->buf[out->len - 1] != '\n')
+			strbuf_addch(out, '\n');
+		strbuf_addstr(out, "```\n");
+	} else {
+		strbuf_addstr(out, "(the module's source could not be read)\n");
+	}
+	strbuf_addf(out, "dtypes: floating inputs %s\n", md->dtype ? md->dtype : "?");
+	const char *prec = md->precision ? md->precision : "none";
+	strbuf_addf(out, "precision contract: %s", prec);
+	if (!strcmp(prec, "strict"))
+		strbuf_addstr(out, " (fp32 data computed in fp32: TF32, fp16 or bf16 tensor-core "
+				   "shortcuts and approximate intrinsics like tanh.approx fail the check)\n");
+	else if (!strcmp(prec, "tf32"))
+		strbuf_addstr(out, " (fp32 data; TF32 tensor-core products allowed, fp32 accumulation)\n");
+	else
+		strbuf_addstr(out, " (products and sums in fp32 at least)\n");
+	strbuf_addstr(out, "the module contract: ");
+	module_contract(out);
+	strbuf_addstr(out, "arguments of cutegen_launch, in order (row-major, contiguous, on the "
+			   "device): inputs[0..] are the rows marked input, parameter and buffer, in "
+			   "this order; outputs[0..] the rows marked output:\n");
+	int in = 0, outn = 0;
+	for (int i = 0; i < md->ntensors; i++) {
+		const struct module_tensor *t = &md->tensors[i];
+		int o = t->role == MROLE_OUTPUT;
+		strbuf_addf(out, "  %s[%d] %-9s %-20s %-5s [", o ? "outputs" : "inputs", o ? outn++ : in++,
+			    module_role_name(t->role), t->name, t->dtype);
+		for (int d = 0; d < t->ndim; d++)
+			strbuf_addf(out, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+		strbuf_addstr(out, "]\n");
+	}
+	if (md->nscalars) {
+		strbuf_addstr(out, "scalars (const double *scalars, in order):");
+		for (int i = 0; i < md->nscalars; i++)
+			strbuf_addf(out, "%s %s = %.17g (from %s)", i ? "," : "", md->scalars[i].name,
+				    md->scalars[i].value, md->scalars[i].from_init ? "get_init_inputs" : "get_inputs");
+		strbuf_addch(out, '\n');
+	} else {
+		strbuf_addstr(out, "scalars: none (num_scalars is 0); values the module fixes in "
+				   "__init__ (a kernel size, a dim) are constants of this task\n");
+	}
+	strbuf_addstr(out, "checked against the module run in float64 (the truth) on several seeds "
+			   "of get_inputs()'s own draw, N(0,1) and 64 N(0,1) inputs (inputs the module "
+			   "names in CUTEGEN keep their own draw); an element passes when its error "
+			   "against the truth is within a small multiple of the error of PyTorch's own "
+			   "run in the task's dtype at that element, plus a few units in the last place "
+			   "of the output dtype; integer outputs (indices) must be exact\n");
+	if (md->flops >= 0)
+		strbuf_addf(out, "work: %.0f FLOPs, %.0f bytes of inputs, parameters and outputs\n",
+			    md->flops, md->bytes);
+	else
+		strbuf_addf(out, "work: %.0f bytes of inputs, parameters and outputs\n", md->bytes);
+	const char *w = md->workload ? md->workload : "other";
+	strbuf_addf(out, "workload class: %s (%s): %s\n", w, md->workload_why ? md->workload_why : "",
+		    module_workload_note(w));
+}
+
 /* The last lines of text that fit in max bytes, with a note on what was left out. */
 static void tail_lines(const char *text, size_t max, struct strbuf *out)
 {
@@ -262,7 +383,25 @@ int prompt_build(const struct prompt_input *in, struct strbuf *system, struct st
 	const char *feedback = in->feedback ? in->feedback : "";
 	const char *profile = in->profile, *docs = in->docs;
 	int rc = -1, docs_cut = 0, profile_cut = 0;
-	prompt_describe_task(in->task, &desc);
+	if (in->module && !in->task) {
+		prompt_describe_module(in->module, in->module_source, &desc);
+	} else {
+		prompt_describe_task(in->task, &desc);
+		if (in->module_file) { /* a module judged as its built-in twin: where it comes from */
+			strbuf_addf(&desc, "this task is the PyTorch module %s, judged as the built-in op "
+				    "above (its twin: the same tensors in the same order, names aside)%s\n",
+				    in->module_file, in->module_source ? ":" : "");
+			if (in->module_source) {
+				size_t n = strlen(in->module_source);
+				strbuf_addstr(&desc, "```python\n");
+				strbuf_add(&desc, in->module_source,
+					   n > PROMPT_MODULE_SOURCE_MAX ? PROMPT_MODULE_SOURCE_MAX : n);
+				if (desc.len && desc.buf[desc.len - 1] != '\n')
+					strbuf_addch(&desc, '\n');
+				strbuf_addstr(&desc, "```\n");
+			}
+		}
+	}
 	strbuf_addstr(&hist, history);
 	strbuf_addstr(&fb, feedback);
 	/* Shrink in order of least value: old history, long feedback, then the optional parts. */

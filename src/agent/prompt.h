@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "common/task.h"
+#include "common/task_module.h"
 #include "util/strbuf.h"
 
 #define PROMPT_DEFAULT_BUDGET ((size_t)160 << 10)
@@ -34,7 +35,10 @@ int prompt_render(const char *tmpl, const struct prompt_var *vars, size_t nvars,
 
 /* Everything a prompt may hold; NULL strings are empty. */
 struct prompt_input {
-	const struct task *task;
+	const struct task *task;     /* NULL for a module that is not lowered (module is set) */
+	const struct module_desc *module; /* a module that is not lowered: its description */
+	const char *module_file;     /* a module judged as its built-in twin (task): the file */
+	const char *module_source;   /* the module file's text (either kind), or NULL */
 	const char *system_tmpl, *user_tmpl;
 	const char *target;          /* the GPU, toolkit, CUTLASS and the exact build line */
 	const char *kernel;          /* the current kernel (the one edits apply to) */
@@ -57,5 +61,18 @@ int prompt_build(const struct prompt_input *in, struct strbuf *system, struct st
 /* The task as the model should see it: op, sizes, dtypes, the precision contract and its
  * tolerances, the arguments of cutegen_launch in ABI order, the scalars. Appends to out. */
 void prompt_describe_task(const struct task *t, struct strbuf *out);
+
+/* A module task as the model should see it: the module's source (the reference the kernel
+ * must match), the arguments of cutegen_launch in ABI order with names, roles, shapes and
+ * dtypes (as `task show` prints them), the scalars, the module contract (docs/kernel-abi.md,
+ * "Module tasks"), how it is checked, and the workload class with what it means for the
+ * stages. source may be NULL; it is cut to PROMPT_MODULE_SOURCE_MAX bytes. Appends to out. */
+#define PROMPT_MODULE_SOURCE_MAX (48 << 10)
+void prompt_describe_module(const struct module_desc *md, const char *source, struct strbuf *out);
+
+/* The stage machine (prompts/stages/NAME.txt) for a module's workload class: "gemm" for
+ * gemm-like, convolution and attention, "rowwise" for reduction, "elementwise" for
+ * memory-bound and anything else. */
+const char *prompt_module_stages(const char *workload);
 
 #endif

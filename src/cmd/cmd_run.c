@@ -349,8 +349,11 @@ static int exit_code_for(struct agent *a, int llm_rc)
 
 /* Runs the loop on an open store; shared by run and resume. */
 static int drive(const char *run_dir, const struct task *t, struct store *s, struct llm *m,
-		 const struct run_opts *r, const char *seed_src, int resume)
+		 const struct run_opts *r, const char *seed_src, int resume, const char *module_file)
 {
+	struct strbuf msrc = STRBUF_INIT; /* a module's source, for the prompts (when readable) */
+	if (module_file && strbuf_read_file(&msrc, module_file, 1 << 20))
+		strbuf_release(&msrc);
 	struct ui u = { 0 };
 	u.tty = isatty(2);
 	u.quiet = r->quiet;
@@ -370,6 +373,8 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 	o.record_evals = r->record;
 	o.seed_source = seed_src;
 	o.run_dir = run_dir;
+	o.module_file = module_file;
+	o.module_source = msrc.len ? msrc.buf : NULL;
 	o.no_memcheck = r->no_memcheck;
 	o.no_docs = r->no_docs;
 	o.builtin = r->builtin;
@@ -431,6 +436,7 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 out:
 	free(err);
 	agent_free(a);
+	strbuf_release(&msrc);
 	return rc;
 }
 
@@ -774,7 +780,7 @@ int cmd_run(int argc, char **argv)
 		error("%s", err);
 		goto out;
 	}
-	rc = drive(run_dir, t, s, m, &r, r.seed || r.seed_from ? seed.buf : NULL, 0);
+	rc = drive(run_dir, t, s, m, &r, r.seed || r.seed_from ? seed.buf : NULL, 0, md ? md->file : NULL);
 out:
 	free(err);
 	free(run_dir);
@@ -942,7 +948,7 @@ int cmd_resume(int argc, char **argv)
 		error("%s", err);
 		goto out;
 	}
-	rc = drive(run_dir, t, s, m, &r, NULL, 1);
+	rc = drive(run_dir, t, s, m, &r, NULL, 1, jstr(conf, "module"));
 out:
 	free(err);
 	if (conf)

@@ -178,6 +178,12 @@ mkdir -p "$T/evals"
 C run "$M/suite/2_relu.py" --out "$T/r2" --recorded-evals "$T/evals" --iters 1 --compile-deadline 1; rc=$?
 check "run of a lowered module with the builtin agent: the store records the module, the op and the twin (rc $rc)" \
     '[ -f "$T/r2/run.db" ] && sqlite3 "$T/r2/run.db" "select config_json from runs" | grep -q "\"lowered_to\":\"elementwise\",\"module\":\".*2_relu.py\"" && sqlite3 "$T/r2/run.db" "select task_json from runs" | grep -q "\"activation\": *\"relu\""'
+# with a model: the prompt describes the twin and shows the module's source (the model command
+# saves what it is sent and answers without code; no GPU is reached)
+C run "$M/suite/2_relu.py" --out "$T/r3" --recorded-evals "$T/evals" --iters 1 --fix-attempts 0 \
+    --llm-cmd "cat >>$T/prompt.txt; echo no kernel"
+check "run of a lowered module with a model: the prompt shows the twin's arguments and the module's source" \
+    'grep -q "this task is the PyTorch module .*2_relu.py, judged as the built-in op" "$T/prompt.txt" && grep -q "^    def forward(self, x):" "$T/prompt.txt" && grep -q "inputs\[0\] x" "$T/prompt.txt"'
 C builtin "$M/suite/2_relu.py" --plan; rc=$?
 check "builtin takes a lowered module as its JSON twin (rc $rc)" \
     '[ $rc -eq 0 ] && grep -q "judged as the built-in elementwise task" "$T/out"'

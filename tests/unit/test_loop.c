@@ -342,6 +342,114 @@ TEST(prompt_builtin_templates_render)
 	task_free(t);
 }
 
+/* Issue 18: a module that is no built-in op is described to the model as the module: its
+ * source, the arguments in ABI order (inputs, parameters, outputs) with their roles, shapes and
+ * dtypes, the scalars, the module contract of docs/kernel-abi.md and the measured-tolerance
+ * check. The description is the one tools/reference.py gives for tests/data/modules/suite
+ * files under tests/fake_torch (tests/e2e/module_prepare.sh checks the fixture is current). */
+static struct module_desc *fixture_module(const char *name, struct strbuf *src)
+{
+	struct strbuf j = STRBUF_INIT;
+	char *path = xasprintf("tests/data/modules/prompt/%s.describe.json", name);
+	char *py = xasprintf("tests/data/modules/suite/%s.py", name);
+	char *err = NULL;
+	struct module_desc *md = NULL;
+	if (strbuf_read_file(&j, path, 1 << 20) == 0 && strbuf_read_file(src, py, 1 << 20) == 0)
+		md = module_desc_parse(j.buf, j.len, path, &err);
+	free(err);
+	free(path);
+	free(py);
+	strbuf_release(&j);
+	return md;
+}
+
+TEST(prompt_module_not_lowered_shows_the_module)
+{
+	struct strbuf src = STRBUF_INIT, sysT = STRBUF_INIT, sys = STRBUF_INIT, user = STRBUF_INIT;
+	struct module_desc *md = fixture_module("4_linear", &src);
+	CHECK(md != NULL);
+	if (!md)
+		return;
+	char *err = NULL;
+	CHECK_INT(prompt_file_load(NULL, "system.txt", &sysT, &err), 0);
+	struct prompt_input in = { 0 };
+	in.module = md;
+	in.module_source = src.buf;
+	in.system_tmpl = sysT.buf;
+	in.user_tmpl = "K:{{kernel}}";
+	in.kernel = K;
+	CHECK_INT(prompt_build(&in, &sys, &user, &err), 0);
+	CHECK_HAS(sys.buf, "task: module 4_linear");
+	CHECK_HAS(sys.buf, "```python\nimport torch\n");
+	CHECK_HAS(sys.buf, "return self.fc(x)\n");
+	CHECK_HAS(sys.buf, "  inputs[0] input     x                    fp32  [32, 64]\n");
+	CHECK_HAS(sys.buf, "  inputs[1] parameter fc.weight            fp32  [48, 64]\n");
+	CHECK_HAS(sys.buf, "  inputs[2] parameter fc.bias              fp32  [48]\n");
+	CHECK_HAS(sys.buf, "  outputs[0] output    out                  fp32  [32, 48]\n");
+	CHECK_HAS(sys.buf, "scalars (const double *scalars, in order): in_features = 64 (from "
+		  "get_init_inputs), out_features = 48 (from get_init_inputs)");
+	CHECK_HAS(sys.buf, "the module contract: For a module task");
+	CHECK_HAS(sys.buf, "then the module's parameters and");
+	CHECK_HAS(sys.buf, "precision contract: strict (fp32 data computed in fp32");
+	CHECK_HAS(sys.buf, "checked against the module run in float64");
+	CHECK_HAS(sys.buf, "workload class: memory-bound (");
+	CHECK(!strstr(sys.buf, "\nop: "));  /* no built-in op is claimed */
+	/* a module that is lowered: the twin's description, and where it comes from */
+	struct task *t = relu_task();
+	in.module = NULL;
+	in.task = t;
+	in.module_file = "/m/2_relu.py";
+	in.module_source = "def forward(self, x):\n    return torch.relu(x)\n";
+	CHECK_INT(prompt_build(&in, &sys, &user, &err), 0);
+	CHECK_HAS(sys.buf, "inputs[0] x");
+	CHECK_HAS(sys.buf, "this task is the PyTorch module /m/2_relu.py, judged as the built-in op");
+	CHECK_HAS(sys.buf, "```python\ndef forward(self, x):\n    return torch.relu(x)\n```\n");
+	task_free(t);
+	module_desc_free(md);
+	strbuf_release(&src);
+	strbuf_release(&sysT);
+	strbuf_release(&sys);
+	strbuf_release(&user);
+}
+
+/* The workload class picks the stage machine; each of them loads. */
+TEST(prompt_module_workload_picks_the_stages)
+{
+	const char *w[][2] = { { "gemm-like", "gemm" }, { "convolution", "gemm" }, { "attention", "gemm" },
+			       { "reduction", "rowwise" }, { "memory-bound", "elementwise" },
+			       { "other", "elementwise" } };
+	for (size_t i = 0; i < ARRAY_SIZE(w); i++) {
+		CHECK_STR(prompt_module_stages(w[i][0]), w[i][1]);
+		struct stage_machine m = STAGE_MACHINE_INIT;
+		char *err = NULL;
+		CHECK_INT(stages_load(prompt_module_stages(w[i][0]), NULL, &m, &err), 0);
+		stage_machine_release(&m);
+	}
+	/* the reduction fixture's description says so, and what it means */
+	struct strbuf src = STRBUF_INIT, d = STRBUF_INIT;
+	struct module_desc *md = fixture_module("5_row_sum", &src);
+	CHECK(md != NULL);
+	if (!md)
+		return;
+	CHECK_STR(prompt_module_stages(md->workload), "rowwise");
+	prompt_describe_module(md, src.buf, &d);
+	CHECK_HAS(d.buf, "workload class: reduction (");
+	CHECK_HAS(d.buf, "reduce in registers and shared memory");
+	CHECK_HAS(d.buf, "scale = 0.5 (from get_init_inputs)");
+	/* a source over the cap is cut, saying so */
+	struct strbuf big = STRBUF_INIT;
+	for (int i = 0; i < 8000; i++)
+		strbuf_addstr(&big, "# a long comment line\n");
+	strbuf_reset(&d);
+	prompt_describe_module(md, big.buf, &d);
+	CHECK_HAS(d.buf, "more bytes of the module file not shown");
+	CHECK(d.len < PROMPT_MODULE_SOURCE_MAX + 8000);
+	module_desc_free(md);
+	strbuf_release(&big);
+	strbuf_release(&src);
+	strbuf_release(&d);
+}
+
 TEST(store_open_insert_reopen)
 {
 	char *dir = xasprintf("%s/run", test_tmpdir());

@@ -1,9 +1,19 @@
 """A stand-in for PyTorch, in numpy, for CI machines without torch (tests/e2e/modules.sh puts
 tests/fake_torch on PYTHONPATH). It implements only what tools/reference.py and the test modules
 under tests/data/modules/ use, with PyTorch's names and semantics; it is not PyTorch. CPU only:
-torch.cuda.is_available() is False and .cuda() fails like a CPU-only build of torch does."""
+torch.cuda.is_available() is False and .cuda() fails like a CPU-only build of torch does.
+
+For the reference process's prepare op (tests/e2e/module_prepare.sh), FAKE_TORCH_CUDA=FREE_MIB
+pretends one CUDA device with that much free memory: tensors move "to the GPU" (they stay numpy
+arrays; results of operations do not track the device), storages share themselves with a made-up 64-byte handle in torch's versioned form
+(FAKE_TORCH_IPC=raw: the bare 64 bytes; =expandable: an expandable segment's; =fail: sharing
+raises as where CUDA IPC is unsupported), and with FAKE_TORCH_IPC_DIR each shared array is
+saved there as HANDLEHEX.npy so that a test can read what a runner would. CUDA events time with
+the host clock; torch.compile returns the module (FAKE_TORCH_COMPILE_FAIL=1: it raises)."""
 import builtins as _b
 import math as _math
+import os as _os
+import time as _time
 
 import numpy as _np
 
@@ -45,12 +55,75 @@ def _arr(x):
     return x.a if isinstance(x, Tensor) else x
 
 
+def _fake_cuda():
+    return _b.bool(_os.environ.get("FAKE_TORCH_CUDA"))
+
+
+class _Storage:
+    def __init__(self, t):
+        self.t = t
+
+    def data_ptr(self):
+        return self.t.a.__array_interface__["data"][0] if self.t.a.size else 0
+
+    def _share_cuda_(self):
+        mode = _os.environ.get("FAKE_TORCH_IPC", "")
+        if mode == "fail":
+            raise RuntimeError("CUDA error: operation not supported (fake torch: no CUDA IPC)")
+        base = self.t.a.base if self.t.a.base is not None else self.t.a
+        key = "%016x" % (id(base) & 0xFFFFFFFFFFFFFFFF)
+        raw = bytes.fromhex(key * 8)
+        d = _os.environ.get("FAKE_TORCH_IPC_DIR")
+        if d:
+            _np.save(_os.path.join(d, raw.hex() + ".npy"), _np.ascontiguousarray(self.t.a))
+        h = {"raw": raw, "expandable": b"\x02e" + raw}.get(mode, b"\x02c" + raw)
+        return (0, h, self.t.a.nbytes, 0, b"/fake_ref_counter", 0, b"\0" * 64, False)
+
+
 class Tensor:
     def __init__(self, a, dt=None):
         a = _np.asarray(a)
         self.dtype = dt or _BY_NP.get(a.dtype, float32)
         self.a = a.astype(self.dtype.np, copy=False)
         self.device = "cpu"
+        self._version = 0
+
+    def _on(self, device):
+        self.device = device
+        return self
+
+    def is_contiguous(self):
+        return _b.bool(self.a.flags.c_contiguous)
+
+    def data_ptr(self):
+        return self.a.__array_interface__["data"][0] if self.a.size else 0
+
+    def storage_offset(self):
+        return 0
+
+    def untyped_storage(self):
+        return _Storage(self)
+
+    def detach(self):
+        return self
+
+    def clone(self):
+        return Tensor(self.a.copy(), self.dtype)._on(self.device)
+
+    def copy_(self, src):
+        self.a[...] = src.a
+        self._version += 1
+        return self
+
+    def mul_(self, s):
+        self.a *= _arr(s)
+        self._version += 1
+        return self
+
+    def zero_(self):
+        self.a[...] = 0
+        self._version += 1
+        return self
 
     shape = property(lambda self: Size(self.a.shape))
     ndim = property(lambda self: self.a.ndim)
@@ -73,11 +146,15 @@ class Tensor:
 
     def to(self, *args, **kw):
         t = self
-        for x in list(args) + list(kw.values()):
+        for x in list(args) + [v for k, v in kw.items() if k != "copy"]:
             if isinstance(x, dtype):
-                t = Tensor(t.a.astype(x.np), x)
+                if x is not t.dtype or kw.get("copy"):
+                    t = Tensor(t.a.astype(x.np), x)._on(self.device)
             elif str(x).startswith("cuda"):
-                _no_cuda()
+                if not _fake_cuda():
+                    _no_cuda()
+                if t.device != "cuda":
+                    t = Tensor(t.a.copy(), t.dtype)._on("cuda")
         return t
 
     def cuda(self, *a, **k):
@@ -120,7 +197,7 @@ class Tensor:
         return self.T
 
     def contiguous(self):
-        return self
+        return self if self.is_contiguous() else Tensor(_np.ascontiguousarray(self.a), self.dtype)._on(self.device)
 
     def view(self, *shape):
         return Tensor(self.a.reshape(*shape), self.dtype)
@@ -164,10 +241,37 @@ def _no_cuda():
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
+class _Props:
+    L2_cache_size = 1 << 16
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self):
+        self.t = _time.perf_counter()
+
+    def elapsed_time(self, end):
+        return (end.t - self.t) * 1e3
+
+
+class _Memory:
+    @staticmethod
+    def _set_allocator_settings(s):
+        pass
+
+
 class _Cuda:
+    Event = _Event
+    memory = _Memory()
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+
     @staticmethod
     def is_available():
-        return False
+        return _fake_cuda()
 
     @staticmethod
     def synchronize():
@@ -175,10 +279,52 @@ class _Cuda:
 
     @staticmethod
     def device_count():
-        return 0
+        return 1 if _fake_cuda() else 0
+
+    @staticmethod
+    def set_device(d):
+        pass
+
+    @staticmethod
+    def empty_cache():
+        pass
+
+    @staticmethod
+    def mem_get_info():
+        free = int(_b.float(_os.environ.get("FAKE_TORCH_CUDA", "0")) * (1 << 20))
+        return free, 80 << 30
+
+    @staticmethod
+    def get_device_properties(d):
+        return _Props()
 
 
 cuda = _Cuda()
+
+
+class _Flags:
+    allow_tf32 = True
+
+
+class backends:
+    class cuda:
+        matmul = _Flags()
+    cudnn = _Flags()
+
+
+class Generator:
+    def __init__(self, device="cpu"):
+        self.rng = _np.random.default_rng(0)
+
+    def manual_seed(self, s):
+        self.rng = _np.random.default_rng(int(s))
+        return self
+
+
+def compile(model, mode="default"):  # noqa: A001
+    if _os.environ.get("FAKE_TORCH_COMPILE_FAIL"):
+        raise RuntimeError("BackendCompilerFailed: fake torch has no Triton")
+    return model
 _rng = [_np.random.default_rng(0)]
 
 
@@ -190,11 +336,17 @@ def _shape(shape):
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
 
 
-def randn(*shape, dtype=None, device=None):
-    if device and str(device).startswith("cuda"):
+def randn(*shape, dtype=None, device=None, generator=None):
+    if device and str(device).startswith("cuda") and not _fake_cuda():
         _no_cuda()
     d = dtype or float32
-    return Tensor(_rng[0].standard_normal(_shape(shape)).astype(d.np), d)
+    rng = generator.rng if generator is not None else _rng[0]
+    return Tensor(rng.standard_normal(_shape(shape)).astype(d.np), d)._on(str(device or "cpu"))
+
+
+def empty(*shape, dtype=None, device=None):
+    d = dtype or float32
+    return Tensor(_np.zeros(_shape(shape), d.np), d)._on(str(device or "cpu"))
 
 
 def rand(*shape, dtype=None, device=None):

@@ -60,11 +60,33 @@ class Module:
             d.update(m.state_dict(prefix + mn + "."))
         return d
 
+    def _apply(self, fn):
+        for d in (self._params, self._buffers):
+            for n, v in list(d.items()):
+                if v is None:
+                    continue
+                nv = fn(v)
+                if isinstance(v, Parameter) and not isinstance(nv, Parameter):
+                    nv = Parameter(nv)._on(nv.device)
+                d[n] = nv
+                object.__setattr__(self, n, nv)
+        for m in self._modules.values():
+            m._apply(fn)
+        return self
+
     def to(self, *a, **k):
         for x in list(a) + list(k.values()):
             if str(x).startswith("cuda"):
-                _t._no_cuda()
+                if not _t._fake_cuda():
+                    _t._no_cuda()
+                return self._apply(lambda v: v.to("cuda"))
         return self
+
+    def double(self):
+        return self._apply(lambda v: v.to(_t.float64) if v.is_floating_point() else v)
+
+    def float(self):
+        return self._apply(lambda v: v.to(_t.float32) if v.is_floating_point() else v)
 
     def cuda(self):
         _t._no_cuda()
