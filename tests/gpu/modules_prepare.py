@@ -47,7 +47,11 @@ def cudart():
 
 
 class IpcHandle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_char * 64)]
+    """cudaIpcMemHandle_t (64 opaque bytes), passed BY VALUE. Eight 64-bit fields, not a char
+    array: ctypes describes an array inside a by-value struct to libffi wrongly, and the
+    handle arrives garbled (the H200 round: every open gave 'invalid argument', while the C
+    runner opened the same handles)."""
+    _fields_ = [("w%d" % i, ctypes.c_uint64) for i in range(8)]
 
 
 def consume(reply_path, path, device):
@@ -74,7 +78,7 @@ def consume(reply_path, path, device):
         if h["ipc"] not in opened:
             ptr = ctypes.c_void_p()
             hd = IpcHandle()
-            ctypes.memmove(hd.reserved, bytes.fromhex(h["ipc"]), 64)
+            ctypes.memmove(ctypes.addressof(hd), bytes.fromhex(h["ipc"]), 64)
             e = rt.cudaIpcOpenMemHandle(ctypes.byref(ptr), hd, 1)  # LazyEnablePeerAccess
             if e:
                 raise RuntimeError("cudaIpcOpenMemHandle: %s" % rt.cudaGetErrorString(e).decode())
