@@ -47,10 +47,10 @@ def cudart():
 
 
 class IpcHandle(ctypes.Structure):
-    """cudaIpcMemHandle_t (64 opaque bytes), passed BY VALUE. Eight 64-bit fields, not a char
-    array: ctypes describes an array inside a by-value struct to libffi wrongly, and the
-    handle arrives garbled (the H200 round: every open gave 'invalid argument', while the C
-    runner opened the same handles)."""
+    """cudaIpcMemHandle_t (64 opaque bytes), passed BY VALUE, as eight 64-bit fields: with a
+    char array field every open from python gave 'invalid argument' on the H200 (raw cudaMalloc
+    handles too) while the C runner opened the same handles; the suspected cause is how ctypes
+    passes a struct holding an array by value."""
     _fields_ = [("w%d" % i, ctypes.c_uint64) for i in range(8)]
 
 
