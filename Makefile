@@ -29,7 +29,7 @@ UNIT_SRC  := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CLI_OBJ    := $(call obj,$(UTIL_SRC) $(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
-RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/verdict.c src/common/embedded_find.c $(UTIL_SRC)) \
+RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/verdict.c src/common/embedded_find.c src/common/module_run.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
 BASELINE_OBJ := $(call obj,$(BASELINE_C) src/common/task.c src/common/embedded_find.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
