@@ -679,6 +679,27 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		goto out;
 	}
 
+	if (md) {
+		/* no GPU, no reference process: the verdict a built-in task gets from the runner */
+		char *derr = NULL;
+		json_t *devs = eval_list_devices(runner, 1, &derr);
+		json_t *list = json_object_get(devs, "devices");
+		if (devs && json_array_size(list) <= (size_t)o->device) {
+			const char *why_nd = json_string_value(json_object_get(devs, "error"));
+			r->verdict = VERDICT_NO_DEVICE;
+			r->message = json_array_size(list)
+				? xasprintf("no CUDA device %d (this machine has %zu)", o->device, json_array_size(list))
+				: xasprintf("no CUDA device: kernels can be compiled but not evaluated (%s); a "
+					    "module's reference process needs the GPU too", why_nd ? why_nd : "none found");
+			r->wall_s = now_s() - t0;
+			json_decref(devs);
+			free(derr);
+			rc = 0;
+			goto out;
+		}
+		json_decref(devs);
+		free(derr);
+	}
 	turn = gpu_turn_take(); /* given back at out: baselines and the torch baseline time the GPU */
 	double lim_gbps = 0, lim_tflops = 0;
 	if (!o->no_baseline) {

@@ -44,6 +44,10 @@ print("ok", len(run["cases"]))
 PY
 cat >"$T/bin/cutegen-runner" <<SH
 #!/usr/bin/env bash
+if [ "\$1" = --devices ]; then
+    [ -e "$T/nogpu" ] && { echo '{"error":"the driver sees no GPU","devices":[]}'; exit 3; }
+    echo '{"devices":[{"index":0,"name":"Fake GPU"}]}'; exit 0
+fi
 fd= run=
 while [ \$# -gt 0 ]; do case "\$1" in --report-fd) fd=\$2 ;; --module) run=\$2 ;; esac; shift; done
 read -r nonce
@@ -136,6 +140,12 @@ check "the runner hanging is the verdict timeout (${took}s), the reference relea
 
 ev ignore_release pass
 check "a reference that ignores release is killed; cutegen returns" '[ $rc = 0 ] && [ -s "$T/released" ] && gone'
+
+touch "$T/nogpu"
+ev pass pass
+check "no GPU: the verdict no_device (exit 4, got $rc), no reference process started" \
+    '[ $rc = 4 ] && grep -q "FAIL: no_device" "$T/out" && grep -q "the driver sees no GPU" "$T/out" && [ ! -e "$T/prepare.json" ]'
+rm -f "$T/nogpu"
 
 # commands that judge built-in tasks only say so for such a module
 "$CUTEGEN" profile "$T/k.cu" --task "$M" --so "$T/k.so" >"$T/out" 2>"$T/err"; rc=$?
