@@ -998,7 +998,9 @@ __device__ __forceinline__ int mcheck(const dk_mcompare &c, double E, double mea
 	double eref = fabs(r - t);
 	if (!isfinite(eref)) /* the task dtype overflowed where the truth did not */
 		eref = fabs(t);
-	double rel = E * fabs(t) / (mean_t + 1e-300);
+	/* E at least: near a zero of the truth (cancellation) the reference's own error there is
+	 * as likely tiny by luck as the candidate's is not; its mean is the floor */
+	double rel = E * fmax(fabs(t) / (mean_t + 1e-300), 1.0);
 	*budget = c.multiple * fmax(eref, rel) + c.ulps * ulp_out(t, c.got_dtype);
 	return fabs(g - t) <= *budget;
 }

@@ -152,7 +152,7 @@ int dk_sample_check(const struct dk_gemm *g, const struct dk_compare *c, const l
  * Module tasks (docs/evaluation.md, "Module tasks"): the candidate's output `got` against the
  * reference process's float64 (or fp32) truth and its task-dtype forward `ref`, element by
  * element: with e_ref = |ref - truth| and E its mean over the tensor,
- *   budget = multiple * max(e_ref, E * |truth| / (mean|truth| + tiny)) + ulps * ulp_out(truth)
+ *   budget = multiple * max(e_ref, E * max(1, |truth| / mean|truth|)) + ulps * ulp_out(truth)
  * (ulp_out: the spacing of got's dtype at |truth|, at least its smallest subnormal spacing);
  * NaN in truth wants NaN, +-inf wants the same inf; integer and bool outputs exact equality.
  * Fills st like dk_compare_run (samples' tol = the budget; max_ratio = max |got-truth| / budget)

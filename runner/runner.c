@@ -901,6 +901,9 @@ struct ipc_open {
 static void *module_open(struct ctx *c, struct ipc_open *tab, int *n, int cap, const struct mrun_handle *h,
 			 const char *what)
 {
+	static char nothing; /* a tensor of 0 elements: no allocation to open, never dereferenced */
+	if (!h->bytes)
+		return &nothing;
 	for (int i = 0; i < *n; i++)
 		if (!memcmp(tab[i].h, h->ipc, MRUN_IPC_BYTES))
 			return tab[i].base + h->offset;
@@ -1144,13 +1147,25 @@ static int module_compare(struct ctx *c, int k, const char *label, int trial, in
 			json_object_set_new(w, "budget", num_or_name(mx.worst_budget));
 			json_object_set_new(j, "worst", w);
 		}
-		/* a passing timed call adds nothing to the report: there may be hundreds */
-		if (st.bad || trial < 0)
-			json_array_append_new(c->checks, j);
-		else
-			json_decref(j);
-		if (!st.bad)
+		json_object_set_new(j, "max_err_over_tol", num_or_name(st.max_ratio)); /* as built-ins say it */
+		if (!st.bad) {
+			/* a passing timed call adds nothing to the report: there may be hundreds */
+			if (trial < 0)
+				json_array_append_new(c->checks, j);
+			else
+				json_decref(j);
 			continue;
+		}
+		json_t *samples = json_array();
+		for (int q = 0; q < st.nsamples && q < 8; q++) {
+			json_t *e = json_object();
+			json_object_set_new(e, "index", coords_json_in(out, st.samples[q].index));
+			json_object_set_new(e, "got", num_or_name(st.samples[q].got));
+			json_object_set_new(e, "want", num_or_name(st.samples[q].want));
+			json_object_set_new(e, "tol", num_or_name(st.samples[q].tol));
+			json_array_append_new(samples, e);
+		}
+		json_object_set_new(j, "samples", samples);
 		struct strbuf sb = STRBUF_INIT;
 		char at[128];
 		strbuf_addf(&sb, "output '%s': %llu of %llu elements outside the budget", out->spec.name, st.bad,
@@ -1167,10 +1182,12 @@ static int module_compare(struct ctx *c, int k, const char *label, int trial, in
 			strbuf_addf(&sb, "; worst at %s: got %.9g, want %.9g, budget %.3g", at, mx.worst_got,
 				    mx.worst_want, mx.worst_budget);
 		}
-		strbuf_addf(&sb, " (budget = %g x max(|ref - truth|, E |truth| / mean|truth|) + %g ulp; E = %.3g, "
+		strbuf_addf(&sb, " (budget = %g x max(|ref - truth|, E max(1, |truth| / mean|truth|)) + %g ulp; E = %.3g, "
 			    "mean|truth| = %.3g, truth %s)", mr->multiple, mr->ulps, mx.E, mx.mean_abs_truth,
 			    mr->truth_fp64 ? "fp64" : "fp32");
 		describe_clusters(&st, out->rows, out->cols, &sb);
+		json_object_set_new(j, "where", json_string(sb.buf));
+		json_array_append_new(c->checks, j);
 		if (trial >= 0)
 			fail(c, VERDICT_TIMING_MISMATCH, "timed call %d of %d gave a wrong output (%s), although the "
 			     "checked calls were right: outputs of timed calls are checked too, on a case drawn "

@@ -715,6 +715,11 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		po.quick = o->quick;
 		po.baselines = o->torch;
 		po.precision = module_precision(md);
+		/* torch.compile's max-autotune takes minutes: a longer wait for the baselines, unless
+		 * the user set one ($CUTEGEN_REFERENCE_TIMEOUT) */
+		const char *rt = getenv("CUTEGEN_REFERENCE_TIMEOUT");
+		if (o->torch && !(rt && *rt))
+			po.deadline_s = 1200;
 		int prc = reference_prepare(md, &po, &rs, &prep, err);
 		if (prc) {
 			r->code = prc;
@@ -896,7 +901,7 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 				worst = c;
 			}
 		}
-		strbuf_addf(out, "budget    %.3g x max(|ref - truth|, E |truth| / mean|truth|) + %.3g ulp of the "
+		strbuf_addf(out, "budget    %.3g x max(|ref - truth|, E max(1, |truth| / mean|truth|)) + %.3g ulp of the "
 			    "output dtype at |truth|\n", num_at(mod, "tolerance", "multiple"),
 			    num_at(mod, "tolerance", "ulps"));
 		if (worst) {
