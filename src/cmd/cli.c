@@ -130,10 +130,10 @@ int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, cons
 {
 	int trc = CG_INPUT;
 	if (f->modules)
-		kj->task = cli_task_load_any(f->task, f->json, &kj->md, &trc);
+		kj->task = cli_task_load_any(f->task, f->json, &kj->module, &trc);
 	else
 		kj->task = cli_task_load(f->task, f->json, &trc);
-	if (!kj->task && !kj->md)
+	if (!kj->task && !kj->module)
 		return trc;
 	if (f->so) {
 		kj->so_path = f->so;
@@ -157,8 +157,8 @@ int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, cons
 void kernel_job_release(struct kernel_job *kj)
 {
 	task_free(kj->task);
-	module_desc_free(kj->md);
-	kj->md = NULL;
+	module_desc_free(kj->module);
+	kj->module = NULL;
 	strbuf_release(&kj->src);
 	strbuf_release(&kj->txt);
 	policy_report_release(&kj->pol);

@@ -74,12 +74,12 @@ int cmd_eval(int argc, char **argv)
 	json_t *out = json_object();
 	f.modules = 1; /* a module that is not lowered is judged through the reference process */
 	int b = kernel_job_prepare(&kj, &f, kernel);
-	if (!kj.task && !kj.md) {
+	if (!kj.task && !kj.module) {
 		rc = exit_status_for(b);
 		goto out;
 	}
 	const struct task *t = kj.task;
-	const struct module_desc *md = kj.md;
+	const struct module_desc *md = kj.module;
 	struct build_result *br = &kj.br;
 	json_object_set_new(out, "kernel", json_string(kernel));
 	json_object_set_new(out, "task", json_string(t ? t->name : md->name ? md->name : f.task));

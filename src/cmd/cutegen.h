@@ -66,7 +66,7 @@ struct kernel_flags {
 	int json, device, keep_scratch;
 	double deadline;
 	int modules;                  /* the command judges modules that are not lowered too
-					 (kernel_job.md) */
+					 (kernel_job.module) */
 };
 struct opt;
 /*
@@ -90,7 +90,7 @@ int kernel_flags_parse(int argc, char **argv, const struct opt *extra, int nextr
 struct module_desc;
 struct kernel_job {
 	struct task *task;            /* NULL for a module that is not lowered: then md */
-	struct module_desc *md;       /* a module's description (flags.modules only) */
+	struct module_desc *module;   /* a module's description (flags.modules only) */
 	struct strbuf src, txt;  /* the kernel's source; what the policy or nvcc said of it */
 	struct policy_report pol;
 	struct build_result br;
