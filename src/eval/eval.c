@@ -221,14 +221,6 @@ out:
 	return j;
 }
 
-/* The contract a module is judged by ("strict" when describe named none). */
-static const char *module_precision(const struct module_desc *md)
-{
-	const char *p = md ? md->precision : NULL;
-	return p && (!strcmp(p, "strict") || !strcmp(p, "tf32") || !strcmp(p, "fp16") ||
-		     !strcmp(p, "bf16") || !strcmp(p, "none")) ? p : "strict";
-}
-
 /* `cutegen-baseline --identify` starts CUDA (a fraction of a second): once per device and
  * process, since a process's GPUs do not change under it. */
 static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -267,7 +259,7 @@ static json_t *get_baseline(const struct eval_opts *o, const struct task *t, con
 			    const char *dir, const char *task_path, int *cached, char **why)
 {
 	/* a module: no task for cuBLASLt, the copy roofline and the peak of its precision alone */
-	const char *mprec = t ? NULL : module_precision(o->module);
+	const char *mprec = t ? NULL : reference_precision(o->module);
 	char *prog = baseline_program(runner), *cache = NULL, *path = NULL;
 	char dev[16];
 	snprintf(dev, sizeof(dev), "%d", o->device);
@@ -483,7 +475,7 @@ static void check_plausible(struct eval_result *r, const struct task *t, const s
 	/* a module's inputs are copied in before each call and L2 flushed: each tensor once */
 	double bytes = t ? task_dram_bytes(t, l2 > 0 ? l2 : 0) : md->bytes;
 	double flops = t ? task_flops(t) : md->flops;
-	const char *prec = t ? precision_name(t->precision) : module_precision(md);
+	const char *prec = t ? precision_name(t->precision) : reference_precision(md);
 	double gbps = bytes / (r->ms * 1e-3) / 1e9, tflops = flops / (r->ms * 1e-3) / 1e12;
 	char *msg = NULL;
 	if (lim_gbps > 0 && bytes > 0 && gbps > lim_gbps)
@@ -506,71 +498,6 @@ static void check_plausible(struct eval_result *r, const struct task *t, const s
 }
 
 /* ---- module tasks: the reference process's cases, handed to the runner ------------------ */
-
-#define MODULE_TOL_MULTIPLE 8 /* docs/evaluation.md, "Module tasks": the budget's multiple of */
-#define MODULE_TOL_ULPS 4     /* the reference's own error, and its floor in output ulps */
-
-static json_t *module_tensor_json(const struct module_tensor *mt)
-{
-	json_t *shape = json_array();
-	for (int d = 0; d < mt->ndim; d++)
-		json_array_append_new(shape, json_integer(mt->shape[d]));
-	return json_pack("{s:s,s:s,s:s,s:o}", "name", mt->name, "role", module_role_name(mt->role),
-			 "dtype", mt->dtype, "shape", shape);
-}
-
-/* Whether the prepare reply's tensor list is describe's, name by name: NULL, or why not. */
-static char *module_tensors_differ(const struct module_desc *md, json_t *got)
-{
-	if (!json_is_array(got) || json_array_size(got) != (size_t)md->ntensors)
-		return xasprintf("it lists %zu tensors, describe %d", json_array_size(got), md->ntensors);
-	for (int i = 0; i < md->ntensors; i++) {
-		json_t *want = module_tensor_json(&md->tensors[i]);
-		int same = json_equal(want, json_array_get(got, (size_t)i));
-		json_decref(want);
-		if (!same)
-			return xasprintf("tensor %d ('%s') differs", i, md->tensors[i].name);
-	}
-	return NULL;
-}
-
-/* RUN.json (docs/evaluation.md, "Module tasks") from the description and the prepare reply.
- * 0, or -1 with *err. */
-static int write_module_run(const struct module_desc *md, json_t *prep, double lim_gbps,
-			    double lim_tflops, const char *path, char **err)
-{
-	char *why = module_tensors_differ(md, json_object_get(prep, "tensors"));
-	if (why) {
-		*err = xasprintf("module '%s': the reference process prepared other tensors than it "
-				 "described (%s); this is a bug of the reference process", md->file, why);
-		free(why);
-		return -1;
-	}
-	json_t *tensors = json_array(), *scalars = json_array();
-	for (int i = 0; i < md->ntensors; i++)
-		json_array_append_new(tensors, module_tensor_json(&md->tensors[i]));
-	for (int i = 0; i < md->nscalars; i++)
-		json_array_append_new(scalars, json_pack("{s:s,s:f}", "name", md->scalars[i].name,
-							 "value", md->scalars[i].value));
-	const char *truth = json_string_value(json_object_get(prep, "truth"));
-	json_t *run = json_pack("{s:s,s:s,s:o,s:o,s:s,s:s,s:{s:i,s:i},s:f,s:f,s:{s:f,s:f},s:O}",
-				"name", md->name ? md->name : "module", "file", md->file,
-				"tensors", tensors, "scalars", scalars,
-				"precision", module_precision(md), "truth", truth ? truth : "",
-				"tolerance", "multiple", MODULE_TOL_MULTIPLE, "ulps", MODULE_TOL_ULPS,
-				"flops", md->flops >= 0 ? md->flops : -1.0,
-				"bytes", md->bytes >= 0 ? md->bytes : -1.0,
-				"limits", "gbps", lim_gbps, "tflops", lim_tflops,
-				"cases", json_object_get(prep, "cases") ? json_object_get(prep, "cases")
-									: json_null());
-	char *text = run ? json_dumps(run, JSON_COMPACT) : NULL;
-	int rc = text && write_file_atomic(path, text, strlen(text)) == 0 ? 0 : -1;
-	if (rc)
-		*err = xasprintf("cannot write '%s'", path);
-	free(text);
-	json_decref(run);
-	return rc;
-}
 
 /* The reference process's eager and torch.compile times as baseline.torch_eager (the shape
  * eval --torch gives built-in tasks), with the speedups. */
@@ -714,7 +641,7 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		po.device = o->device;
 		po.quick = o->quick;
 		po.baselines = o->torch;
-		po.precision = module_precision(md);
+		po.precision = reference_precision(md);
 		/* torch.compile's max-autotune takes minutes: a longer wait for the baselines, unless
 		 * the user set one ($CUTEGEN_REFERENCE_TIMEOUT) */
 		const char *rt = getenv("CUTEGEN_REFERENCE_TIMEOUT");
@@ -725,7 +652,7 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 			r->code = prc;
 			goto out;
 		}
-		if (write_module_run(md, prep, lim_gbps, lim_tflops, task_path, err)) {
+		if (reference_write_run(md, prep, lim_gbps, lim_tflops, task_path, err)) {
 			r->code = CG_EXTERNAL;
 			goto out;
 		}

@@ -8,6 +8,7 @@
 #include "common/embedded.h"
 #include "common/proc.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -413,4 +414,79 @@ void reference_release(struct reference_session *rs)
 	}
 	strbuf_release(&rs->err);
 	free(rs);
+}
+
+/* ---- the module-run file ------------------------------------------------------------------ */
+
+/* The contract a module is judged by ("strict" when describe named none). */
+const char *reference_precision(const struct module_desc *md)
+{
+	const char *p = md ? md->precision : NULL;
+	return p && (!strcmp(p, "strict") || !strcmp(p, "tf32") || !strcmp(p, "fp16") ||
+		     !strcmp(p, "bf16") || !strcmp(p, "none")) ? p : "strict";
+}
+
+#define MODULE_TOL_MULTIPLE 8 /* docs/evaluation.md, "Module tasks": the budget's multiple of */
+#define MODULE_TOL_ULPS 4     /* the reference's own error, and its floor in output ulps */
+
+static json_t *module_tensor_json(const struct module_tensor *mt)
+{
+	json_t *shape = json_array();
+	for (int d = 0; d < mt->ndim; d++)
+		json_array_append_new(shape, json_integer(mt->shape[d]));
+	return json_pack("{s:s,s:s,s:s,s:o}", "name", mt->name, "role", module_role_name(mt->role),
+			 "dtype", mt->dtype, "shape", shape);
+}
+
+/* Whether the prepare reply's tensor list is describe's, name by name: NULL, or why not. */
+static char *module_tensors_differ(const struct module_desc *md, json_t *got)
+{
+	if (!json_is_array(got) || json_array_size(got) != (size_t)md->ntensors)
+		return xasprintf("it lists %zu tensors, describe %d", json_array_size(got), md->ntensors);
+	for (int i = 0; i < md->ntensors; i++) {
+		json_t *want = module_tensor_json(&md->tensors[i]);
+		int same = json_equal(want, json_array_get(got, (size_t)i));
+		json_decref(want);
+		if (!same)
+			return xasprintf("tensor %d ('%s') differs", i, md->tensors[i].name);
+	}
+	return NULL;
+}
+
+/* RUN.json (docs/evaluation.md, "Module tasks") from the description and the prepare reply.
+ * 0, or -1 with *err. */
+int reference_write_run(const struct module_desc *md, json_t *prep, double lim_gbps,
+			double lim_tflops, const char *path, char **err)
+{
+	char *why = module_tensors_differ(md, json_object_get(prep, "tensors"));
+	if (why) {
+		*err = xasprintf("module '%s': the reference process prepared other tensors than it "
+				 "described (%s); this is a bug of the reference process", md->file, why);
+		free(why);
+		return -1;
+	}
+	json_t *tensors = json_array(), *scalars = json_array();
+	for (int i = 0; i < md->ntensors; i++)
+		json_array_append_new(tensors, module_tensor_json(&md->tensors[i]));
+	for (int i = 0; i < md->nscalars; i++)
+		json_array_append_new(scalars, json_pack("{s:s,s:f}", "name", md->scalars[i].name,
+							 "value", md->scalars[i].value));
+	const char *truth = json_string_value(json_object_get(prep, "truth"));
+	json_t *run = json_pack("{s:s,s:s,s:o,s:o,s:s,s:s,s:{s:i,s:i},s:f,s:f,s:{s:f,s:f},s:O}",
+				"name", md->name ? md->name : "module", "file", md->file,
+				"tensors", tensors, "scalars", scalars,
+				"precision", reference_precision(md), "truth", truth ? truth : "",
+				"tolerance", "multiple", MODULE_TOL_MULTIPLE, "ulps", MODULE_TOL_ULPS,
+				"flops", md->flops >= 0 ? md->flops : -1.0,
+				"bytes", md->bytes >= 0 ? md->bytes : -1.0,
+				"limits", "gbps", lim_gbps, "tflops", lim_tflops,
+				"cases", json_object_get(prep, "cases") ? json_object_get(prep, "cases")
+									: json_null());
+	char *text = run ? json_dumps(run, JSON_COMPACT) : NULL;
+	int rc = text && write_file_atomic(path, text, strlen(text)) == 0 ? 0 : -1;
+	if (rc)
+		*err = xasprintf("cannot write '%s'", path);
+	free(text);
+	json_decref(run);
+	return rc;
 }

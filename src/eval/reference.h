@@ -75,6 +75,14 @@ struct reference_prepare_opts {
 struct reference_session;
 int reference_prepare(const struct module_desc *md, const struct reference_prepare_opts *po,
 		      struct reference_session **rs, json_t **prepared, char **err);
+/* The contract a module is judged by: describe's, "strict" when it named none. Static. */
+const char *reference_precision(const struct module_desc *md);
+/* Writes the module-run file the runner reads (cutegen-runner --module PATH: the tensor list,
+ * scalars, contract, truth, tolerance, FLOPs, bytes, limits and the prepare reply's cases),
+ * after checking the reply's tensor list is describe's. 0, or -1 with a heap message in *err
+ * (CG_EXTERNAL: the reference's fault, or the file cannot be written). */
+int reference_write_run(const struct module_desc *md, json_t *prepared, double lim_gbps,
+			double lim_tflops, const char *path, char **err);
 /* The process id (its process group) of the reference, for tests and logs. */
 int reference_session_pid(const struct reference_session *rs);
 void reference_release(struct reference_session *rs);

@@ -147,10 +147,32 @@ check "no GPU: the verdict no_device (exit 4, got $rc), no reference process sta
     '[ $rc = 4 ] && grep -q "FAIL: no_device" "$T/out" && grep -q "the driver sees no GPU" "$T/out" && [ ! -e "$T/prepare.json" ]'
 rm -f "$T/nogpu"
 
-# commands that judge built-in tasks only say so for such a module
-"$CUTEGEN" profile "$T/k.cu" --task "$M" --so "$T/k.so" >"$T/out" 2>"$T/err"; rc=$?
-check "profile of a module that is not lowered says eval judges it (exit 4, got $rc)" \
-    '[ $rc = 4 ] && grep -q "cutegen eval KERNEL --task" "$T/err"'
+# profile: ncu runs the runner on the cases the reference prepared (a fake ncu checks the
+# run file and that the reference holds its tensors meanwhile)
+cat >"$T/bin/ncu" <<SH
+#!/usr/bin/env bash
+prev= run=
+for a in "\$@"; do [ "\$prev" = --module ] && run=\$a; prev=\$a; done
+printf '%s\n' "\$@" >"$T/ncu.argv"
+python3 "$T/check_run.py" "\$run" "$T" >"$T/runcheck" 2>&1
+export FAKE_NCU_CSV="$REPO/tests/data/ncu/raw-synthetic-two-kernels.csv"
+exec "$REPO/tests/data/fake-ncu" "\$@"
+SH
+chmod +x "$T/bin/ncu"
+echo pass >"$T/mode"; rm -f "$T/released" "$T/prepare.json" "$T/ref.pid" "$T/runcheck" "$T/ncu.argv"
+CUTEGEN_NCU="$T/bin/ncu" "$CUTEGEN" profile --so "$T/k.so" --task "$M" >"$T/out" 2>"$T/err"; rc=$?
+check "profile of a module that is not lowered: ncu runs the runner on run.json while the reference holds the cases (rc $rc)" \
+    '[ $rc = 0 ] && grep -q "^--module$" "$T/ncu.argv" && grep -q "run.json$" "$T/ncu.argv" && grep -q "^--profile$" "$T/ncu.argv" && grep -q "^ok 3" "$T/runcheck" && grep -q "bound      memory-bound" "$T/out"'
+check "profile asked the reference for 3 cases, released it, and it is gone" \
+    'python3 -c "import json,sys; assert len(json.load(open(sys.argv[1]))[\"cases\"])==3" "$T/prepare.json" && [ -s "$T/released" ] && gone'
+rm -f "$T/prepare.json" "$T/ncu.argv"
+CUTEGEN_NCU="$T/bin/ncu" "$CUTEGEN" profile --so "$T/k.so" --task "$M" --json >"$T/out" 2>"$T/err"; rc=$?
+check "a second profile is a cache hit: no reference process, no ncu" \
+    '[ $rc = 0 ] && grep -q "\"cache_hit\": true" "$T/out" && [ ! -e "$T/prepare.json" ] && [ ! -e "$T/ncu.argv" ]'
+echo "kind:forward" >"$T/mode"; rm -f "$T/ncu.argv"
+CUTEGEN_NCU="$T/bin/ncu" "$CUTEGEN" profile --so "$T/k.so" --task "$M" --no-cache >"$T/out" 2>"$T/err"; rc=$?
+check "profile: a reference that fails says why, exit 3 (got $rc), no ncu" \
+    '[ $rc = 3 ] && grep -q "fake failure of kind forward" "$T/err" && [ ! -e "$T/ncu.argv" ] && gone'
 
 echo "$fails failed"
 [ $fails = 0 ]

@@ -6,8 +6,8 @@
 #   with weight and bias): the right kernels pass, with speedups vs eager and torch.compile
 #   (eval --torch) and the budget in the report; a wrong kernel (b forgotten) gets incorrect;
 #   one that caches by input pointer (right on the first case only) fails; one that writes its
-#   input gets inputs_modified; one that rounds through fp16 gets precision; no reference
-#   process outlives an evaluation.
+#   input gets inputs_modified; one that rounds through fp16 gets precision; `profile` runs
+#   ncu on the reference's cases (when ncu is here); no reference process outlives any of it.
 # usage: BUILD=build bash tests/gpu/modules_eval.sh     (PYTHON=... names a python with torch)
 set -u
 cd "$(dirname "$0")/../.."
@@ -85,6 +85,16 @@ ev "$D/layernorm.cu" "$D/layernorm.py" --torch
 v=$(field "$out" verdict)
 [ $rc = 0 ] && [ "$v" = pass ] && ok "layernorm: the right kernel passes ($(field "$out" speedup_vs_eager)x eager)" \
     || bad "layernorm: rc $rc verdict '$v' $(field "$out" message | head -c 600) $(head -c 600 "$T/layernorm.err")"
+
+if command -v ncu >/dev/null || [ -x /usr/local/cuda/bin/ncu ]; then
+    "$CG" profile "$T/ss_ok.cu" --task "$D/scale_shift.py" --json >"$T/prof.json" 2>"$T/prof.err"; rc=$?
+    st=$(field "$T/prof.json" status)
+    case "$st" in
+    ok) ok "profile of scale_shift: ncu profiled the kernel on the reference's cases" ;;
+    permission|unsupported) ok "profile of scale_shift: ncu unavailable here ($st), not the module's fault" ;;
+    *) bad "profile of scale_shift: rc $rc status '$st' $(head -c 400 "$T/prof.err")" ;;
+    esac
+fi
 
 sleep 1
 after=$(refs)
