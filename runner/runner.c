@@ -1529,7 +1529,7 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 	tm->mean_ms = sum / trials;
 	json_t *v = json_object();
 	json_object_set_new(v, "enabled", json_boolean(!c->no_timed_verify));
-	json_object_set_new(v, "protocol", json_string(c->no_timed_verify ? "fixed" : PROTOCOL_NAME));
+	json_object_set_new(v, "protocol", json_string(c->no_timed_verify ? "fixed" : c->mr ? "module-cases" : PROTOCOL_NAME));
 	json_object_set_new(v, "input_sets", json_integer(c->nsets));
 	json_object_set_new(v, "inputs_regenerated", json_boolean(!c->no_timed_verify));
 	if (c->mr) /* "regenerated": each call's inputs copied from a case drawn for it */
