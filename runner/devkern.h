@@ -164,6 +164,10 @@ struct dk_mcompare {
 	int64_t numel, rows, cols;  /* cols = the last dim (1 for a scalar), rows = numel / cols */
 	const void *got, *ref, *truth;
 	double multiple, ulps;
+	int have_stats;             /* 1: E and mean_abs_truth below are ref's and truth's (from an
+				       earlier compare of the same case): the pass that sums them
+				       is skipped */
+	double E, mean_abs_truth;
 };
 struct dk_mextra {
 	double E, mean_abs_truth;   /* over the finite truth elements */

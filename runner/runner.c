@@ -115,7 +115,11 @@ struct ctx {
 	 * (inputs, ref and truth, in the orders of mr->cases) */
 	const char *module_path;
 	struct module_run *mr;
-	struct mcase { void **in, **ref, **truth; } *mcases;
+	struct mcase {
+		void **in, **ref, **truth;
+		double *E, *mean_abs_truth; /* per output, once computed (have_stats) */
+		int *have_stats;
+	} *mcases;
 	int cur_case;
 
 	void *so;
@@ -1003,6 +1007,9 @@ static int module_setup(struct ctx *c)
 		mc->in = xcalloc((size_t)mr->ninputs + 1, sizeof(void *));
 		mc->ref = xcalloc((size_t)mr->noutputs + 1, sizeof(void *));
 		mc->truth = xcalloc((size_t)mr->noutputs + 1, sizeof(void *));
+		mc->E = xcalloc((size_t)mr->noutputs + 1, sizeof(double));
+		mc->mean_abs_truth = xcalloc((size_t)mr->noutputs + 1, sizeof(double));
+		mc->have_stats = xcalloc((size_t)mr->noutputs + 1, sizeof(int));
 		char what[192];
 		for (int i = 0; i < mr->ninputs; i++) {
 			snprintf(what, sizeof(what), "'%s' of case %d", mr->tensors[i].name, k);
@@ -1118,10 +1125,17 @@ static int module_compare(struct ctx *c, int k, const char *label, int trial, in
 		cmp.truth = c->mcases[k].truth[o];
 		cmp.multiple = mr->multiple;
 		cmp.ulps = mr->ulps;
+		struct mcase *mk = &c->mcases[k];
+		cmp.have_stats = mk->have_stats[o];
+		cmp.E = mk->E[o];
+		cmp.mean_abs_truth = mk->mean_abs_truth[o];
 		struct dk_stats st;
 		struct dk_mextra mx;
 		if (!cuda_ok(c, (cudaError_t)dk_module_compare(&cmp, &st, &mx, c->scratch, c->s), "comparing outputs"))
 			return -1;
+		mk->E[o] = mx.E;
+		mk->mean_abs_truth[o] = mx.mean_abs_truth;
+		mk->have_stats[o] = 1;
 		json_t *j = json_object();
 		json_object_set_new(j, "when", trial >= 0 ? json_sprintf("timed call %d", trial) : json_string(label));
 		json_object_set_new(j, "case", json_integer(k));

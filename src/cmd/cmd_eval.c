@@ -145,7 +145,7 @@ int cmd_eval(int argc, char **argv)
 		if (f.json) { /* --json says so too, with the reason */
 			json_object_set_new(out, "stage", json_string(md ? "reference" : "evaluate"));
 			json_object_set_new(out, "verdict", json_string(cg_primary(er.code) == CG_INPUT ?
-									 "input_error" : "error"));
+									 "input_error" : "reference_error"));
 			json_object_set_new(out, "message", json_string(eerr));
 		}
 		goto out;

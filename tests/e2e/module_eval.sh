@@ -113,7 +113,9 @@ for k in init:3 forward:3 no_torch:4 gpu:4 memory:4 ipc:4; do
 done
 
 ev kind:memory pass --json
-check "--json says so too when the reference fails" 'grep -q "\"stage\": \"reference\"" "$T/out" && grep -q "fake failure of kind memory" "$T/out"'
+check "--json says so too when the reference fails" 'grep -q "\"stage\": \"reference\"" "$T/out" && grep -q "\"verdict\": \"reference_error\"" "$T/out" && grep -q "fake failure of kind memory" "$T/out"'
+ev kind:import pass --json
+check "--json: a module that does not import is an input_error of stage reference" 'grep -q "\"verdict\": \"input_error\"" "$T/out" && grep -q "\"stage\": \"reference\"" "$T/out"'
 
 start=$(date +%s)
 CUTEGEN_REFERENCE_TIMEOUT=2 ev hang pass
