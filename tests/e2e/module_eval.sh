@@ -20,6 +20,7 @@ check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 for v in $(env | grep -o '^CUTEGEN_[A-Z_]*'); do unset "$v"; done
 export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json" FAKE_REF_DIR="$T"
 echo "{}" >"$CUTEGEN_CONFIG"
+REAL_RUNNER="$(dirname "$CUTEGEN")/cutegen-runner"
 mkdir -p "$T/bin"
 printf '#!/usr/bin/env bash\nexec python3 %s\n' "$REPO/tests/data/modeval/fake_reference.py" >"$T/bin/fakepy"
 # RUN.json as the runner sees it, checked while the reference process is alive
@@ -52,6 +53,9 @@ fd= run=
 while [ \$# -gt 0 ]; do case "\$1" in --report-fd) fd=\$2 ;; --module) run=\$2 ;; esac; shift; done
 read -r nonce
 echo "phase module"
+# the real runner reads the same file: past its parser, it stops at the GPU (none here; on a
+# GPU machine, at the made-up IPC handles)
+[ -x "$REAL_RUNNER" ] && "$REAL_RUNNER" --module "\$run" --kernel /dev/null >"$T/realrunner.out" 2>&1
 if ! python3 "$T/check_run.py" "\$run" "$T" >"$T/runcheck" 2>&1; then
     echo "phase report"
     printf '{"verdict":"runner_error","message":"RUN.json check failed","nonce":"%s"}\n' "\$nonce" >/dev/fd/\$fd
@@ -91,6 +95,8 @@ gone() { local p; p=$(cat "$T/ref.pid" 2>/dev/null) && [ -n "$p" ] && ! kill -0 
 ev pass pass --json --torch
 check "a module that is not lowered is judged: pass, exit 0 (got $rc)" '[ $rc = 0 ] && grep -q "\"verdict\": \"pass\"" "$T/out"'
 check "the runner got --module RUN.json and it holds the describe list, the scalars, the tolerance and the cases" 'grep -q "^ok 6" "$T/runcheck"'
+check "the real cutegen-runner accepts the evaluator's run file (it stops at the GPU, not at the file)" \
+    'grep -q "^phase module" "$T/realrunner.out" && grep -q "^phase device" "$T/realrunner.out" && { grep -q "\"verdict\":\"no_device\"" "$T/realrunner.out" || grep -q "cannot open the reference process.s tensor" "$T/realrunner.out"; }'
 check "prepare asked for 6 cases, strict, with baselines, on device 0" \
     'python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r[\"op\"]==\"prepare\" and len(r[\"cases\"])==6 and r[\"precision\"]==\"strict\" and r[\"baselines\"] is True and r[\"device\"]==0 and 0<r[\"memory_fraction\"]<1 and r[\"file\"].endswith(\"scale_shift.py\")" "$T/prepare.json"'
 check "eval --json carries the speedups vs eager (4x) and torch.compile (2x) and the roofline ratio" \
