@@ -154,7 +154,8 @@ int dk_sample_check(const struct dk_gemm *g, const struct dk_compare *c, const l
  * element: with e_ref = |ref - truth| and E its mean over the tensor,
  *   budget = multiple * max(e_ref, E * max(1, |truth| / mean|truth|)) + ulps * ulp_out(truth)
  * (ulp_out: the spacing of got's dtype at |truth|, at least its smallest subnormal spacing);
- * NaN in truth wants NaN, +-inf wants the same inf; integer and bool outputs exact equality.
+ * NaN in truth wants NaN, +-inf wants the same inf; integer and bool outputs exactly the truth's
+ * or ref's value (near ties, an argmax in the task dtype may pick another index).
  * Fills st like dk_compare_run (samples' tol = the budget; max_ratio = max |got-truth| / budget)
  * and mx with the budget's terms and the worst element (on a pass too). scratch:
  * dk_scratch_bytes(). Synchronizes the stream.
