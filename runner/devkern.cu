@@ -9,6 +9,7 @@
  * Not for: baselines (cuBLASLt, in cutegen-baseline: baseline.c, blas.c).
  */
 #include "devkern.h"
+#include "common/module_budget.h"
 #include "common/task.h"
 
 #include <cuda_bf16.h>
@@ -951,26 +952,6 @@ extern "C" int dk_fma_rate(int sms, double *tflops, void *stream)
 /* ---- module tasks: the candidate against the reference process's truth ------------------- */
 
 
-/* The spacing of dtype's values at |t| (at least its smallest subnormal spacing). */
-__device__ __forceinline__ double ulp_out(double t, int dtype)
-{
-	int mant, emin; /* explicit mantissa bits; exponent of the smallest subnormal spacing */
-	switch (dtype) {
-	case DK_FP16: mant = 10; emin = -24; break;
-	case DK_BF16: mant = 7; emin = -133; break;
-	case DK_FP8: mant = 3; emin = -9; break;
-	case DK_FP64: mant = 52; emin = -1074; break;
-	default: mant = 23; emin = -149; break;
-	}
-	int ex = 0;
-	double a = fabs(t);
-	if (!(a > 0) || isinf(a))
-		return ldexp(1.0, emin);
-	frexp(a, &ex); /* a = m 2^ex, m in [0.5, 1): the binade's spacing is 2^(ex-1-mant) */
-	int e = ex - 1 - mant;
-	return ldexp(1.0, e > emin ? e : emin);
-}
-
 /* want (the truth), the budget and whether got is within it, for element i. */
 __device__ __forceinline__ int mcheck(const dk_mcompare &c, double E, double mean_t, int64_t i, double *got,
 				      double *want, double *budget)
@@ -989,23 +970,8 @@ __device__ __forceinline__ int mcheck(const dk_mcompare &c, double E, double mea
 	double g = load_as_double(c.got, c.got_dtype, i);
 	*got = g;
 	*want = t;
-	if (isnan(t)) {
-		*budget = 0;
-		return isnan(g);
-	}
-	if (isinf(t)) {
-		*budget = 0;
-		return g == t;
-	}
-	double r = load_as_double(c.ref, c.got_dtype, i);
-	double eref = fabs(r - t);
-	if (!isfinite(eref)) /* the task dtype overflowed where the truth did not */
-		eref = fabs(t);
-	/* E at least: near a zero of the truth (cancellation) the reference's own error there is
-	 * as likely tiny by luck as the candidate's is not; its mean is the floor */
-	double rel = E * fmax(fabs(t) / (mean_t + 1e-300), 1.0);
-	*budget = c.multiple * fmax(eref, rel) + c.ulps * ulp_out(t, c.got_dtype);
-	return fabs(g - t) <= *budget;
+	double r = isfinite(t) ? load_as_double(c.ref, c.got_dtype, i) : 0;
+	return mb_check(g, r, t, E, mean_t, c.multiple, c.ulps, c.got_dtype, budget);
 }
 
 __global__ void msum_kernel(dk_mcompare c, mdev_stats *m)

@@ -228,3 +228,50 @@ TEST(child_session_eof_and_missing_program)
 	strbuf_release(&mark);
 	strbuf_release(&line);
 }
+
+#include "common/module_budget.h"
+
+TEST(module_budget_ulps)
+{
+	CHECK(mb_ulp(1.0, MB_FP32) == ldexp(1, -23));
+	CHECK(mb_ulp(1.999, MB_FP32) == ldexp(1, -23));
+	CHECK(mb_ulp(-2.0, MB_FP32) == ldexp(1, -22));
+	CHECK(mb_ulp(0.0, MB_FP32) == ldexp(1, -149));
+	CHECK(mb_ulp(1e-45, MB_FP32) == ldexp(1, -149)); /* subnormal: the smallest spacing */
+	CHECK(mb_ulp(1.0, MB_FP16) == ldexp(1, -10));
+	CHECK(mb_ulp(65504, MB_FP16) == 32);
+	CHECK(mb_ulp(1.0, MB_BF16) == ldexp(1, -7));
+	CHECK(mb_ulp(1.0, MB_FP64) == ldexp(1, -52));
+	CHECK(mb_ulp(INFINITY, MB_FP32) == ldexp(1, -149));
+}
+
+TEST(module_budget_rules)
+{
+	double b;
+	/* within 8x the reference's own error (plus 4 ulps), not beyond */
+	CHECK(mb_check(1.0 + 7e-7, 1.0 + 1e-7, 1.0, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	CHECK(fabs(b - (8e-7 + 4 * ldexp(1, -23))) < 1e-15);
+	CHECK(!mb_check(1.0 + 2e-6, 1.0 + 1e-7, 1.0, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	/* TF32- or fp16-sized errors fail a strict fp32 budget by far */
+	CHECK(!mb_check(1.0 + 5e-4, 1.0 + 1e-7, 1.0, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	/* large elements: E scaled by |t| / mean|t| */
+	CHECK(mb_check(100 + 5e-5, 100, 100, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	/* near a zero of the truth, where the reference happens to be exact: E is the floor (without
+	 * it the budget is 8 E |t| / mean|t| + 4 ulps, under 1e-9 here, and a correct kernel whose
+	 * rounding differs fails) */
+	CHECK(mb_check(1e-3 + 5e-7, 1e-3, 1e-3, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	CHECK(b >= 8e-7);
+	/* NaN wants NaN; an infinity the same infinity; a NaN where a number is wanted fails */
+	CHECK(mb_check(NAN, 0, NAN, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	CHECK(!mb_check(0.0, 0, NAN, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	CHECK(mb_check(INFINITY, INFINITY, INFINITY, 0, 1.0, 8, 4, MB_FP32, &b));
+	CHECK(!mb_check(-INFINITY, INFINITY, INFINITY, 0, 1.0, 8, 4, MB_FP32, &b));
+	CHECK(!mb_check(NAN, 1.0, 1.0, 1e-7, 1.0, 8, 4, MB_FP32, &b));
+	/* a task dtype that overflowed (fp16 inf) where the truth did not: |t| is its error */
+	CHECK(mb_check(70000, INFINITY, 70000.0, 0, 70000.0, 8, 4, MB_FP16, &b));
+	CHECK(mb_check(INFINITY, INFINITY, 70000.0, 0, 70000.0, 8, 4, MB_FP16, &b)); /* as PyTorch */
+	CHECK(!mb_check(-INFINITY, INFINITY, 70000.0, 0, 70000.0, 8, 4, MB_FP16, &b));
+	/* an all-zero truth: the ulp floor alone, no division by zero */
+	CHECK(mb_check(0.0, 0.0, 0.0, 0, 0, 8, 4, MB_FP32, &b));
+	CHECK(!mb_check(1e-30, 0.0, 0.0, 0, 0, 8, 4, MB_FP32, &b));
+}
