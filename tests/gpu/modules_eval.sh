@@ -3,7 +3,8 @@
 # runs it on the H200): the reference process prepares the cases (float64 truth, CUDA IPC),
 # the runner judges kernels of tests/gpu/modules_eval/ against them.
 #   scale_shift.py (y = x*w + alpha*b: parameters and a scalar) and layernorm.py (LayerNorm
-#   with weight and bias): the right kernels pass, with speedups vs eager and torch.compile
+#   with weight and bias) and max_dim.py (torch.max over a dim: fp32 values and int64
+#   indices, two outputs): the right kernels pass, with speedups vs eager and torch.compile
 #   (eval --torch) and the budget in the report; a wrong kernel (b forgotten) gets incorrect;
 #   one that caches by input pointer (right on the first case only) fails; one that writes its
 #   input gets inputs_modified; one that rounds through fp16 gets precision; `profile` runs
@@ -87,6 +88,16 @@ ev "$D/layernorm.cu" "$D/layernorm.py" --torch
 v=$(field "$out" verdict)
 [ $rc = 0 ] && [ "$v" = pass ] && ok "layernorm: the right kernel passes ($(field "$out" speedup_vs_eager)x eager)" \
     || bad "layernorm: rc $rc verdict '$v' $(field "$out" message | head -c 600) $(head -c 600 "$T/layernorm.err")"
+
+ev "$D/max_dim.cu" "$D/max_dim.py"
+v=$(field "$out" verdict)
+[ $rc = 0 ] && [ "$v" = pass ] && ok "max_dim: two outputs, fp32 values and int64 indices, pass" \
+    || bad "max_dim: rc $rc verdict '$v' $(field "$out" message | head -c 600) $(head -c 600 "$T/max_dim.err")"
+{ echo "#define WRONG_INDEX"; cat "$D/max_dim.cu"; } >"$T/max_wrong.cu"
+ev "$T/max_wrong.cu" "$D/max_dim.py"
+v=$(field "$out" verdict)
+[ "$v" = incorrect ] && field "$out" message | grep -q "output 'out1'" && ok "max_dim: indices off by one get incorrect, on output 'out1'" \
+    || bad "max_dim wrong index: rc $rc verdict '$v' $(field "$out" message | head -c 400)"
 
 if command -v ncu >/dev/null || [ -x /usr/local/cuda/bin/ncu ]; then
     "$CG" profile "$T/ss_ok.cu" --task "$D/scale_shift.py" --json >"$T/prof.json" 2>"$T/prof.err"; rc=$?
