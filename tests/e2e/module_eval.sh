@@ -21,6 +21,7 @@ for v in $(env | grep -o '^CUTEGEN_[A-Z_]*'); do unset "$v"; done
 export XDG_CACHE_HOME="$T/cache" CUTEGEN_CONFIG="$T/config.json" FAKE_REF_DIR="$T"
 echo "{}" >"$CUTEGEN_CONFIG"
 REAL_RUNNER="$(dirname "$CUTEGEN")/cutegen-runner"
+[ -x "$REAL_RUNNER" ] || REAL_RUNNER="$REPO/build/cutegen-runner"
 mkdir -p "$T/bin"
 printf '#!/usr/bin/env bash\nexec python3 %s\n' "$REPO/tests/data/modeval/fake_reference.py" >"$T/bin/fakepy"
 # RUN.json as the runner sees it, checked while the reference process is alive
@@ -95,6 +96,8 @@ gone() { local p; p=$(cat "$T/ref.pid" 2>/dev/null) && [ -n "$p" ] && ! kill -0 
 ev pass pass --json --torch
 check "a module that is not lowered is judged: pass, exit 0 (got $rc)" '[ $rc = 0 ] && grep -q "\"verdict\": \"pass\"" "$T/out"'
 check "the runner got --module RUN.json and it holds the describe list, the scalars, the tolerance and the cases" 'grep -q "^ok 6" "$T/runcheck"'
+[ -x "$REAL_RUNNER" ] || echo "ok - the real cutegen-runner: skipped, none built" >"$T/realrunner.skip"
+[ -e "$T/realrunner.skip" ] && cat "$T/realrunner.skip" || \
 check "the real cutegen-runner accepts the evaluator's run file (it stops at the GPU, not at the file)" \
     'grep -q "^phase module" "$T/realrunner.out" && grep -q "^phase device" "$T/realrunner.out" && { grep -q "\"verdict\":\"no_device\"" "$T/realrunner.out" || grep -q "cannot open the reference process.s tensor" "$T/realrunner.out"; }'
 check "prepare asked for 6 cases, strict, with baselines, on device 0" \
