@@ -29,7 +29,7 @@ UNIT_SRC  := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CLI_OBJ    := $(call obj,$(UTIL_SRC) $(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
-RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/verdict.c src/common/embedded_find.c $(UTIL_SRC)) \
+RUNNER_OBJ := $(call obj,$(RUNNER_C) src/common/task.c src/common/verdict.c src/common/embedded_find.c src/common/module_run.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
 BASELINE_OBJ := $(call obj,$(BASELINE_C) src/common/task.c src/common/embedded_find.c $(UTIL_SRC)) \
 	      $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RUNNER_CU)) $(BUILD)/obj/gen/embedded.o
@@ -60,7 +60,7 @@ $(BUILD)/embed: tools/embed.c
 
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -O3 $(RUNNER_GENCODE) -Isrc -Xcompiler -fPIC -c $< -o $@
+	$(NVCC) -std=c++17 -O3 $(RUNNER_GENCODE) -Isrc -Xcompiler -fPIC -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(BUILD)/cutegen: $(BUILD)/obj/src/cmd/main.o $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)

@@ -11,6 +11,9 @@
  *   cutegen-baseline --task TASK.json [--device N] [--quick]   (JSON on stdout)
  *   cutegen-baseline --identify [--device N]   (name, UUID, driver: the cache key; exit 3
  *                                               when there is no device)
+ *   cutegen-baseline --precision P [--device N] [--quick]   (a module task: no task for
+ *                    cuBLASLt, the copy bandwidth and the peak of contract P alone; P "none"
+ *                    gives no peak)
  */
 #include "blas.h"
 #include "devkern.h"
@@ -429,11 +432,49 @@ static int emit(json_t *o)
 	return fflush(stdout) ? 3 : 0;
 }
 
+/* A module task (--precision): the copy roofline and the peak of its contract, measured (FMA
+ * loop for strict fp32) and theoretical; nothing of cuBLASLt. "none": no compute bound. */
+static int module_baseline(struct base *b, json_t *o, const char *prec_name)
+{
+	int none = !strcmp(prec_name, "none");
+	enum precision prec = none ? PREC_STRICT : precision_parse(prec_name);
+	if (!prec) {
+		json_object_set_new(o, "error", json_sprintf("unknown precision '%.32s'", prec_name));
+		emit(o);
+		return 4;
+	}
+	b->flush_bytes = (size_t)(b->prop.l2CacheSize > 0 ? b->prop.l2CacheSize : 64 << 20) * 2;
+	if (cudaStreamCreateWithFlags(&b->s, cudaStreamNonBlocking) || cudaMalloc(&b->flush, b->flush_bytes)) {
+		json_object_set_new(o, "error", json_string("cannot create a stream or the L2 flush buffer"));
+		emit(o);
+		return 3;
+	}
+	double t0 = (double)clock() / CLOCKS_PER_SEC;
+	json_object_set_new(o, "task", json_string("module"));
+	json_object_set_new(o, "precision", json_string(prec_name));
+	json_object_set_new(o, "copy_gbps", json_real(copy_bandwidth_gbps(b)));
+	int mclk = 0, bus = 0, clk = 0;
+	cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, b->device);
+	cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, b->device);
+	cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, b->device);
+	json_object_set_new(o, "dram_gbps_theoretical", json_real(limits_dram_gbps(mclk, bus)));
+	if (!none) {
+		double theo = limits_peak_tflops(b->prop.major, b->prop.multiProcessorCount, clk, prec);
+		double measured = -1;
+		json_object_set_new(o, "peak_theoretical_tflops", json_real(theo));
+		if (prec == PREC_STRICT && dk_fma_rate(b->prop.multiProcessorCount, &measured, b->s) == 0)
+			json_object_set_new(o, "peak_fma_tflops", json_real(measured));
+		json_object_set_new(o, "peak_limit_tflops", json_real(fmax(measured, theo)));
+	}
+	json_object_set_new(o, "baseline_cpu_s", json_real((double)clock() / CLOCKS_PER_SEC - t0));
+	return emit(o);
+}
+
 int main(int argc, char **argv)
 {
 	struct base b;
 	memset(&b, 0, sizeof(b));
-	const char *task_path = NULL;
+	const char *task_path = NULL, *prec_name = NULL;
 	int identify = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -443,10 +484,13 @@ int main(int argc, char **argv)
 			b.quick = 1;
 		else if (v && !strcmp(argv[i], "--task"))
 			task_path = argv[++i];
+		else if (v && !strcmp(argv[i], "--precision"))
+			prec_name = argv[++i];
 		else if (v && !strcmp(argv[i], "--device"))
 			b.device = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: cutegen-baseline --task TASK.json [--device N] [--quick]\n"
+				"       cutegen-baseline --precision P [--device N] [--quick]\n"
 				"       cutegen-baseline --identify [--device N]\n");
 			return 2;
 		}
@@ -464,8 +508,10 @@ int main(int argc, char **argv)
 	json_object_set_new(o, "device", device_json(b.device, &b.prop));
 	if (identify)
 		return emit(o);
+	if (!task_path && prec_name)
+		return module_baseline(&b, o, prec_name);
 	if (!task_path) {
-		fprintf(stderr, "cutegen-baseline: --task is required\n");
+		fprintf(stderr, "cutegen-baseline: --task or --precision is required\n");
 		return 2;
 	}
 	struct strbuf text = STRBUF_INIT;

@@ -9,6 +9,7 @@
  * Not for: baselines (cuBLASLt, in cutegen-baseline: baseline.c, blas.c).
  */
 #include "devkern.h"
+#include "common/module_budget.h"
 #include "common/task.h"
 
 #include <cuda_bf16.h>
@@ -22,6 +23,8 @@
 #define POISON_F32 0x7FC0BAD5u
 #define POISON_BF16 0x7FD5u
 #define POISON_F16 0x7E15u
+#define POISON_F64 0x7FF8BAD5BAD5BAD5ull
+#define POISON_BYTE 0xA5u /* integer and bool outputs */
 
 /* scratch of the sampled check: the counters, the list, got/want/tol per listed position, then
  * the partial dot products (fp64 sum and scale) of every sample's slices of K */
@@ -114,8 +117,31 @@ __device__ __forceinline__ double load_as_double(const void *p, int dtype, int64
 	case DK_FP16: return (double)__half2float(((const __half *)p)[i]);
 	case DK_BF16: return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
 	case DK_FP8: return (double)(float)(((const __nv_fp8_e4m3 *)p)[i]);
+	case DK_FP64: return ((const double *)p)[i];
+	case DK_I64: return (double)((const long long *)p)[i];
+	case DK_I32: return (double)((const int *)p)[i];
+	case DK_I16: return (double)((const short *)p)[i];
+	case DK_I8: return (double)((const signed char *)p)[i];
+	case DK_U8:
+	case DK_BOOL: return (double)((const unsigned char *)p)[i];
 	default: return (double)((const float *)p)[i];
 	}
+}
+
+/* The bits of an integer or bool element, for exact comparison. */
+__device__ __forceinline__ unsigned long long load_bits(const void *p, int dtype, int64_t i)
+{
+	switch (dtype) {
+	case DK_I64: return ((const unsigned long long *)p)[i];
+	case DK_I32: return ((const unsigned int *)p)[i];
+	case DK_I16: return ((const unsigned short *)p)[i];
+	default: return ((const unsigned char *)p)[i];
+	}
+}
+
+__device__ __forceinline__ int dk_is_int(int dtype)
+{
+	return dtype >= DK_I64 && dtype <= DK_BOOL;
 }
 
 __device__ __forceinline__ int is_poison(const void *p, int dtype, int64_t i)
@@ -123,7 +149,14 @@ __device__ __forceinline__ int is_poison(const void *p, int dtype, int64_t i)
 	switch (dtype) {
 	case DK_FP16: return ((const uint16_t *)p)[i] == POISON_F16;
 	case DK_BF16: return ((const uint16_t *)p)[i] == POISON_BF16;
-	case DK_FP8: return 0;
+	case DK_FP8: return ((const unsigned char *)p)[i] == 0x7F; /* dk_poison's e4m3 NaN */
+	case DK_FP64: return ((const unsigned long long *)p)[i] == POISON_F64;
+	case DK_I64: return ((const unsigned long long *)p)[i] == 0xA5A5A5A5A5A5A5A5ull;
+	case DK_I32: return ((const uint32_t *)p)[i] == 0xA5A5A5A5u;
+	case DK_I16: return ((const uint16_t *)p)[i] == 0xA5A5u;
+	case DK_I8:
+	case DK_U8:
+	case DK_BOOL: return ((const unsigned char *)p)[i] == POISON_BYTE;
 	default: return ((const uint32_t *)p)[i] == POISON_F32;
 	}
 }
@@ -196,6 +229,17 @@ extern "C" int dk_verify_fill(const void *ptr, const struct dk_fill *f, unsigned
 
 __global__ void poison32(uint32_t *p, int64_t n) { GRID_STRIDE(i, n) p[i] = POISON_F32; }
 __global__ void poison16(uint16_t *p, int64_t n, uint16_t v) { GRID_STRIDE(i, n) p[i] = v; }
+__global__ void poison64(unsigned long long *p, int64_t n) { GRID_STRIDE(i, n) p[i] = POISON_F64; }
+
+static int dk_size(int dtype)
+{
+	switch (dtype) {
+	case DK_FP64: case DK_I64: return 8;
+	case DK_FP32: case DK_I32: return 4;
+	case DK_FP16: case DK_BF16: case DK_I16: return 2;
+	default: return 1;
+	}
+}
 
 extern "C" int dk_poison(void *ptr, int dtype, int64_t numel, void *stream)
 {
@@ -205,6 +249,10 @@ extern "C" int dk_poison(void *ptr, int dtype, int64_t numel, void *stream)
 		poison32<<<g, 256, 0, s>>>((uint32_t *)ptr, numel);
 	else if (dtype == DK_FP16 || dtype == DK_BF16)
 		poison16<<<g, 256, 0, s>>>((uint16_t *)ptr, numel, dtype == DK_FP16 ? POISON_F16 : POISON_BF16);
+	else if (dtype == DK_FP64)
+		poison64<<<g, 256, 0, s>>>((unsigned long long *)ptr, numel);
+	else if (dtype >= DK_I64 && dtype <= DK_BOOL)
+		cudaMemsetAsync(ptr, (int)POISON_BYTE, (size_t)numel * (size_t)dk_size(dtype), s);
 	else
 		cudaMemsetAsync(ptr, 0x7F, (size_t)numel, s); /* fp8 e4m3 NaN */
 	return (int)cudaGetLastError();
@@ -269,6 +317,15 @@ struct dev_stats {
 	unsigned int nsamples;
 	long long s_index[DK_MAX_SAMPLES];
 	double s_got[DK_MAX_SAMPLES], s_want[DK_MAX_SAMPLES], s_tol[DK_MAX_SAMPLES];
+};
+
+/* Module tasks' comparison (dk_module_compare): the budget's sums, then dev_stats. */
+struct mdev_stats {
+	double sum_err, sum_abs_truth;
+	unsigned long long finite;
+	double worst_got, worst_want, worst_budget;
+	unsigned long long max_scaled_bits;
+	dev_stats st;
 };
 
 /* The GEMM epilogue's reference and tolerance from an accumulation (sum a*b) and its scale
@@ -408,6 +465,8 @@ __global__ void worst_kernel(dk_compare c, dev_stats *st)
 extern "C" size_t dk_scratch_bytes(void)
 {
 	size_t a = sizeof(dev_stats) + 256, b = SAMPLE_PART_OFF + 2 * SAMPLE_MAX_PARTS * sizeof(double);
+	size_t m = sizeof(mdev_stats) + 256;
+	a = a > m ? a : m;
 	return a > b ? a : b;
 }
 
@@ -890,6 +949,238 @@ extern "C" int dk_fma_rate(int sms, double *tflops, void *stream)
 	return e ? (int)e : (int)cudaGetLastError();
 }
 
+/* ---- module tasks: the candidate against the reference process's truth ------------------- */
+
+
+/* want (the truth), the budget and whether got is within it, for element i. */
+__device__ __forceinline__ int mcheck(const dk_mcompare &c, double E, double mean_t, int64_t i, double *got,
+				      double *want, double *budget)
+{
+	if (dk_is_int(c.got_dtype)) {
+		/* exact: the float64 forward's, or the task dtype's (an argmax over values that tie
+		 * within the task dtype's rounding may pick either) */
+		unsigned long long g = load_bits(c.got, c.got_dtype, i), t = load_bits(c.truth, c.truth_dtype, i);
+		unsigned long long r = load_bits(c.ref, c.got_dtype, i);
+		*got = load_as_double(c.got, c.got_dtype, i);
+		*want = load_as_double(c.truth, c.truth_dtype, i);
+		*budget = 0;
+		return g == t || g == r;
+	}
+	double t = load_as_double(c.truth, c.truth_dtype, i);
+	double g = load_as_double(c.got, c.got_dtype, i);
+	*got = g;
+	*want = t;
+	double r = isfinite(t) ? load_as_double(c.ref, c.got_dtype, i) : 0;
+	return mb_check(g, r, t, E, mean_t, c.multiple, c.ulps, c.got_dtype, budget);
+}
+
+__global__ void msum_kernel(dk_mcompare c, mdev_stats *m)
+{
+	double se = 0, st = 0;
+	unsigned long long n = 0;
+	if (!dk_is_int(c.got_dtype)) {
+		GRID_STRIDE(i, c.numel) {
+			double t = load_as_double(c.truth, c.truth_dtype, i);
+			double r = load_as_double(c.ref, c.got_dtype, i);
+			if (!isfinite(t))
+				continue;
+			double e = fabs(r - t);
+			se += isfinite(e) ? e : fabs(t);
+			st += fabs(t);
+			n++;
+		}
+	}
+	for (int o = 16; o > 0; o /= 2) {
+		se += __shfl_down_sync(0xffffffffu, se, o);
+		st += __shfl_down_sync(0xffffffffu, st, o);
+		n += __shfl_down_sync(0xffffffffu, n, o);
+	}
+	if ((threadIdx.x & 31) == 0 && n) {
+		atomicAdd(&m->sum_err, se);
+		atomicAdd(&m->sum_abs_truth, st);
+		atomicAdd(&m->finite, n);
+	}
+}
+
+__global__ void mcompare_kernel(dk_mcompare c, double E, double mean_t, mdev_stats *m)
+{
+	dev_stats *st = &m->st;
+	double local_abs = 0, local_ratio = 0, local_scaled = 0;
+	int64_t tail_r = c.rows - (c.rows / DK_BUCKETS > 1 ? c.rows / DK_BUCKETS : 1);
+	int64_t tail_c = c.cols - (c.cols / DK_BUCKETS > 1 ? c.cols / DK_BUCKETS : 1);
+	GRID_STRIDE(i, c.numel) {
+		double got, want, budget;
+		int ok = mcheck(c, E, mean_t, i, &got, &want, &budget);
+		double err = fabs(got - want);
+		if (isnan(got) && isnan(want))
+			err = 0;
+		double ratio = budget > 0 ? err / budget : (err > 0 ? INFINITY : 0);
+		if (ok) {
+			if (isfinite(err)) {
+				local_abs = fmax(local_abs, err);
+				local_ratio = fmax(local_ratio, ratio);
+				local_scaled = fmax(local_scaled, err / fmax(fabs(want), mean_t + 1e-300));
+			}
+			continue;
+		}
+		int unwritten = is_poison(c.got, c.got_dtype, i);
+		atomicAdd(&st->bad, 1ull);
+		if (unwritten)
+			atomicAdd(&st->unwritten, 1ull);
+		else if (isnan(got))
+			atomicAdd(&st->nan, 1ull);
+		else if (isinf(got))
+			atomicAdd(&st->inf, 1ull);
+		if (!isnan(err)) {
+			local_abs = fmax(local_abs, err);
+			local_ratio = fmax(local_ratio, ratio);
+			local_scaled = fmax(local_scaled, isfinite(err) ? err / fmax(fabs(want), mean_t + 1e-300) : INFINITY);
+		} else {
+			local_ratio = INFINITY;
+			local_scaled = INFINITY;
+		}
+		int64_t r = i / c.cols, col = i % c.cols;
+		atomicAdd(&st->row_hist[r * DK_BUCKETS / c.rows], 1ull);
+		atomicAdd(&st->col_hist[col * DK_BUCKETS / c.cols], 1ull);
+		if (r >= tail_r)
+			atomicAdd(&st->tail_rows_bad, 1ull);
+		if (col >= tail_c)
+			atomicAdd(&st->tail_cols_bad, 1ull);
+		atomicMin(&st->first_bad, (unsigned long long)i);
+		unsigned slot = atomicAdd(&st->nsamples, 1u);
+		if (slot < DK_MAX_SAMPLES) {
+			st->s_index[slot] = i;
+			st->s_got[slot] = got;
+			st->s_want[slot] = want;
+			st->s_tol[slot] = budget;
+		}
+	}
+	warp_max_atomic(&st->max_abs_bits, local_abs);
+	warp_max_atomic(&st->max_ratio_bits, local_ratio);
+	warp_max_atomic(&m->max_scaled_bits, local_scaled);
+}
+
+__global__ void mworst_kernel(dk_mcompare c, double E, double mean_t, mdev_stats *m)
+{
+	double target = __longlong_as_double((long long)m->st.max_ratio_bits);
+	if (!(target > 0))
+		return;
+	GRID_STRIDE(i, c.numel) {
+		double got, want, budget;
+		mcheck(c, E, mean_t, i, &got, &want, &budget);
+		double err = fabs(got - want);
+		if (isnan(got) && isnan(want))
+			err = 0;
+		double ratio = budget > 0 ? err / budget : (err > 0 ? INFINITY : 0);
+		if (ratio >= target || (isnan(err) && isinf(target)))
+			atomicMin(&m->st.worst_index, (unsigned long long)i);
+	}
+}
+
+__global__ void mworst_values_kernel(dk_mcompare c, double E, double mean_t, mdev_stats *m)
+{
+	unsigned long long i = m->st.worst_index;
+	if (i == ~0ull)
+		return;
+	mcheck(c, E, mean_t, (int64_t)i, &m->worst_got, &m->worst_want, &m->worst_budget);
+}
+
+extern "C" int dk_module_compare(const struct dk_mcompare *c, struct dk_stats *out, struct dk_mextra *mx,
+				 void *scratch, void *stream)
+{
+	cudaStream_t s = (cudaStream_t)stream;
+	mdev_stats init;
+	memset(&init, 0, sizeof(init));
+	init.st.worst_index = init.st.first_bad = ~0ull;
+	mdev_stats *d = (mdev_stats *)scratch;
+	mdev_stats h;
+	cudaError_t e = cudaMemcpyAsync(d, &init, sizeof(init), cudaMemcpyHostToDevice, s);
+	unsigned g = grid_for(c->numel);
+	double E = c->E, mean_t = c->mean_abs_truth;
+	if (!c->have_stats) { /* ref and truth are fixed per case: their sums once */
+		if (!e) {
+			msum_kernel<<<g, 256, 0, s>>>(*c, d);
+			e = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
+		}
+		if (!e)
+			e = cudaStreamSynchronize(s);
+		if (e)
+			return (int)e;
+		E = h.finite ? h.sum_err / (double)h.finite : 0;
+		mean_t = h.finite ? h.sum_abs_truth / (double)h.finite : 0;
+	}
+	if (e)
+		return (int)e;
+	mcompare_kernel<<<g, 256, 0, s>>>(*c, E, mean_t, d);
+	mworst_kernel<<<g, 256, 0, s>>>(*c, E, mean_t, d);
+	mworst_values_kernel<<<1, 1, 0, s>>>(*c, E, mean_t, d);
+	e = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
+	if (!e)
+		e = cudaStreamSynchronize(s);
+	if (!e)
+		e = cudaGetLastError();
+	if (e)
+		return (int)e;
+	const dev_stats *hs = &h.st;
+	memset(out, 0, sizeof(*out));
+	out->bad = hs->bad;
+	out->nan = hs->nan;
+	out->inf = hs->inf;
+	out->unwritten = hs->unwritten;
+	out->checked = (unsigned long long)c->numel;
+	memcpy(&out->max_abs_err, &hs->max_abs_bits, sizeof(double));
+	memcpy(&out->max_ratio, &hs->max_ratio_bits, sizeof(double));
+	out->worst_index = hs->worst_index == ~0ull ? -1 : (long long)hs->worst_index;
+	out->first_bad = hs->first_bad == ~0ull ? -1 : (long long)hs->first_bad;
+	memcpy(out->row_hist, hs->row_hist, sizeof(hs->row_hist));
+	memcpy(out->col_hist, hs->col_hist, sizeof(hs->col_hist));
+	out->tail_rows_bad = hs->tail_rows_bad;
+	out->tail_cols_bad = hs->tail_cols_bad;
+	out->nsamples = hs->nsamples < DK_MAX_SAMPLES ? (int)hs->nsamples : DK_MAX_SAMPLES;
+	for (int k = 0; k < out->nsamples; k++) {
+		out->samples[k].index = hs->s_index[k];
+		out->samples[k].got = hs->s_got[k];
+		out->samples[k].want = hs->s_want[k];
+		out->samples[k].tol = hs->s_tol[k];
+	}
+	mx->E = E;
+	mx->mean_abs_truth = mean_t;
+	memcpy(&mx->max_scaled_err, &h.max_scaled_bits, sizeof(double));
+	mx->worst_index = out->worst_index;
+	mx->worst_got = h.worst_got;
+	mx->worst_want = h.worst_want;
+	mx->worst_budget = h.worst_budget;
+	return 0;
+}
+
+__global__ void bytes_differ_kernel(const unsigned char *a, const unsigned char *b, int64_t n,
+				    unsigned long long *diff)
+{
+	unsigned long long local = 0;
+	GRID_STRIDE(i, n)
+		local += a[i] != b[i];
+	for (int o = 16; o > 0; o /= 2)
+		local += __shfl_down_sync(0xffffffffu, local, o);
+	if ((threadIdx.x & 31) == 0 && local)
+		atomicAdd(diff, local);
+}
+
+extern "C" int dk_bytes_differ(const void *a, const void *b, size_t n, unsigned long long *diff, void *scratch,
+			       void *stream)
+{
+	cudaStream_t s = (cudaStream_t)stream;
+	unsigned long long *d = (unsigned long long *)scratch;
+	cudaError_t e = cudaMemsetAsync(d, 0, sizeof(*d), s);
+	if (!e && n)
+		bytes_differ_kernel<<<grid_for((int64_t)n), 256, 0, s>>>((const unsigned char *)a,
+									  (const unsigned char *)b, (int64_t)n, d);
+	if (!e)
+		e = cudaMemcpyAsync(diff, d, sizeof(*d), cudaMemcpyDeviceToHost, s);
+	if (!e)
+		e = cudaStreamSynchronize(s);
+	return e ? (int)e : (int)cudaGetLastError();
+}
+
 extern "C" int dk_preload(void)
 {
 	struct cudaFuncAttributes a;
@@ -897,7 +1188,9 @@ extern "C" int dk_preload(void)
 		(const void *)gate_kernel, (const void *)gemm_ref_kernel, (const void *)sample_kernel,
 		(const void *)sample_dot_kernel, (const void *)dot_finish_kernel,
 		(const void *)compare_kernel, (const void *)worst_kernel, (const void *)rowstats_kernel,
-		(const void *)poison32, (const void *)poison16,
+		(const void *)poison32, (const void *)poison16, (const void *)poison64,
+		(const void *)msum_kernel, (const void *)mcompare_kernel, (const void *)mworst_kernel,
+		(const void *)mworst_values_kernel, (const void *)bytes_differ_kernel,
 		(const void *)verify_kernel<float>, (const void *)verify_kernel<__half>,
 		(const void *)verify_kernel<__nv_bfloat16>, (const void *)verify_kernel<__nv_fp8_e4m3>,
 		(const void *)fill_kernel<float>, (const void *)fill_kernel<__half>,

@@ -16,8 +16,10 @@
 extern "C" {
 #endif
 
-/* Element types the runner handles (values of enum dtype in src/common/task.h). */
-enum dk_dtype { DK_FP32 = 1, DK_FP16 = 2, DK_BF16 = 3, DK_FP8 = 4 };
+/* Element types the runner handles: the first four are enum dtype's of src/common/task.h;
+ * all are enum mrun_dtype's of src/common/module_run.h (module tasks), same values. */
+enum dk_dtype { DK_FP32 = 1, DK_FP16 = 2, DK_BF16 = 3, DK_FP8 = 4, DK_FP64 = 5, DK_I64 = 6,
+		DK_I32 = 7, DK_I16 = 8, DK_I8 = 9, DK_U8 = 10, DK_BOOL = 11 };
 
 /* How a tensor is filled. Values follow enum dist / enum structure of src/common/task.h. */
 struct dk_fill {
@@ -37,7 +39,8 @@ int dk_fill(void *ptr, const struct dk_fill *f, void *stream);
 /* Counts elements that differ (bitwise) from what dk_fill wrote; *mismatches on the host. */
 int dk_verify_fill(const void *ptr, const struct dk_fill *f, unsigned long long *mismatches,
 		   void *scratch, void *stream);
-/* Fills with the runner's poison NaN (a payload no arithmetic produces). */
+/* Fills with the runner's poison NaN (a payload no arithmetic produces); integer and bool
+ * tensors with bytes 0xA5 (no bool, an unlikely integer). Any dtype of enum dk_dtype. */
 int dk_poison(void *ptr, int dtype, int64_t numel, void *stream);
 /* dst[i] = |src[i]|, converted to dst_dtype (fp32/bf16/fp16): operands of the scale GEMM,
  * and fp8 operands widened exactly to bf16 for the reference. */
@@ -144,6 +147,40 @@ struct dk_sample_stats {
 int dk_sample_check(const struct dk_gemm *g, const struct dk_compare *c, const long long *idx, int n,
 		    struct dk_sample_stats *out, void *scratch, void *stream);
 
+
+/*
+ * Module tasks (docs/evaluation.md, "Module tasks"): the candidate's output `got` against the
+ * reference process's float64 (or fp32) truth and its task-dtype forward `ref`, element by
+ * element: with e_ref = |ref - truth| and E its mean over the tensor,
+ *   budget = multiple * max(e_ref, E * max(1, |truth| / mean|truth|)) + ulps * ulp_out(truth)
+ * (ulp_out: the spacing of got's dtype at |truth|, at least its smallest subnormal spacing);
+ * NaN in truth wants NaN, +-inf wants the same inf; integer and bool outputs exactly the truth's
+ * or ref's value (near ties, an argmax in the task dtype may pick another index).
+ * Fills st like dk_compare_run (samples' tol = the budget; max_ratio = max |got-truth| / budget)
+ * and mx with the budget's terms and the worst element (on a pass too). scratch:
+ * dk_scratch_bytes(). Synchronizes the stream.
+ */
+struct dk_mcompare {
+	int got_dtype, truth_dtype; /* ref has got_dtype */
+	int64_t numel, rows, cols;  /* cols = the last dim (1 for a scalar), rows = numel / cols */
+	const void *got, *ref, *truth;
+	double multiple, ulps;
+	int have_stats;             /* 1: E and mean_abs_truth below are ref's and truth's (from an
+				       earlier compare of the same case): the pass that sums them
+				       is skipped */
+	double E, mean_abs_truth;
+};
+struct dk_mextra {
+	double E, mean_abs_truth;   /* over the finite truth elements */
+	double max_scaled_err;      /* max |got-truth| / max(|truth|, mean|truth|) (precision verdict) */
+	long long worst_index;      /* -1 when every error is 0 */
+	double worst_got, worst_want, worst_budget;
+};
+int dk_module_compare(const struct dk_mcompare *c, struct dk_stats *st, struct dk_mextra *mx,
+		      void *scratch, void *stream);
+/* Counts the bytes of a and b (n bytes each) that differ into *diff (host). Synchronizes. */
+int dk_bytes_differ(const void *a, const void *b, size_t n, unsigned long long *diff, void *scratch,
+		    void *stream);
 
 /* The fp32 FMA rate of an FMA loop on every SM (TFLOP/s, best of three runs): the measured
  * fp32 SIMT peak. Synchronizes the stream. */

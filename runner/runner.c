@@ -24,6 +24,14 @@
  *   cutegen-runner --task TASK.json --kernel K.so --profile
  *                  (one warm-up call, then one call between cudaProfilerStart/Stop, for
  *                   `ncu --profile-from-start off`: only the candidate's kernels are profiled)
+ *   cutegen-runner --module RUN.json --kernel K.so [--report-fd N] [--device N] [--quick] ...
+ *                  (a module task that is not lowered: RUN.json, written by the evaluator from
+ *                   the reference process's "prepare" reply, lists the tensors and the cases as
+ *                   CUDA IPC handles into the reference process's memory, opened here before
+ *                   confinement; the candidate gets buffers of its own, the case's inputs
+ *                   copied in before each call, and its outputs are compared with the float64
+ *                   truth within the measured budget: docs/evaluation.md, "Module tasks";
+ *                   --lib is another name for --kernel)
  *   cutegen-runner --devices            (JSON list of CUDA devices; exit 3 when none)
  *   --no-confine: no seccomp filters, for profilers and sanitizers (ncu, compute-sanitizer)
  *                  whose code in this process talks to their front end; refused with
@@ -37,6 +45,7 @@
 #include "devkern.h"
 #include "limits.h"
 #include "protocol.h"
+#include "common/module_run.h"
 #include "common/task.h"
 #include "common/verdict.h"
 #include "util/strbuf.h"
@@ -65,6 +74,9 @@
 #define GEMM_SAMPLES 256    /* positions checked of every other timed call: a GEMM's (a dot */
 #define OTHER_SAMPLES 1024  /* product over K each), or another op's */
 #define NONCE_MAX 64
+#define RUNNER_MAX_TENSORS MRUN_MAX_TENSORS /* a module's; a built-in task has TASK_MAX_TENSORS */
+#define RUNNER_MAX_DIMS MRUN_MAX_DIMS
+#define RUNNER_MAX_SCALARS MRUN_MAX_SCALARS
 
 struct tensor {
 	struct tensor_spec spec;
@@ -72,7 +84,8 @@ struct tensor {
 	int64_t numel;
 	size_t bytes;
 	int64_t rows, cols;   /* last two dims */
-	int64_t shape[TASK_MAX_DIMS + 1], strides[TASK_MAX_DIMS + 1];
+	int64_t shape[RUNNER_MAX_DIMS], strides[RUNNER_MAX_DIMS];
+	int mdtype;           /* a module's tensor: its dk_dtype (enum mrun_dtype); 0 = spec.dtype */
 	struct dk_fill fill;
 	void *set[MAX_SETS];  /* inputs: the buffers timed calls rotate over (set[0] = d) */
 };
@@ -92,11 +105,22 @@ struct ctx {
 	int nsets;                 /* input sets timed calls rotate over */
 	struct gate_mem *gate;
 
-	struct tensor tens[TASK_MAX_TENSORS];
+	struct tensor tens[RUNNER_MAX_TENSORS];
 	int ntens, n_in, n_out;
-	double scalars[TASK_MAX_SCALARS];
-	const char *scalar_names[TASK_MAX_SCALARS];
+	double scalars[RUNNER_MAX_SCALARS];
+	const char *scalar_names[RUNNER_MAX_SCALARS];
 	int nscalars;
+
+	/* module tasks (--module): the run file, and per case the opened handles' device pointers
+	 * (inputs, ref and truth, in the orders of mr->cases) */
+	const char *module_path;
+	struct module_run *mr;
+	struct mcase {
+		void **in, **ref, **truth;
+		double *E, *mean_abs_truth; /* per output, once computed (have_stats) */
+		int *have_stats;
+	} *mcases;
+	int cur_case;
 
 	void *so;
 	cutegen_launch_fn launch;
@@ -156,6 +180,26 @@ static int dk_of(enum dtype d)
 	}
 }
 
+/* A module tensor's DLPack type (mrun_dtype values). */
+static DLDataType dl_type_module(int md)
+{
+	DLDataType t = { kDLFloat, 32, 1 };
+	switch (md) {
+	case MDT_FP16: t.bits = 16; break;
+	case MDT_BF16: t.code = kDLBfloat; t.bits = 16; break;
+	case MDT_FP8: t.code = 10; t.bits = 8; break;
+	case MDT_FP64: t.bits = 64; break;
+	case MDT_I64: t.code = kDLInt; t.bits = 64; break;
+	case MDT_I32: t.code = kDLInt; t.bits = 32; break;
+	case MDT_I16: t.code = kDLInt; t.bits = 16; break;
+	case MDT_I8: t.code = kDLInt; t.bits = 8; break;
+	case MDT_U8: t.code = kDLUInt; t.bits = 8; break;
+	case MDT_BOOL: t.code = 6 /* kDLBool in DLPack 0.8 */; t.bits = 8; break;
+	default: break;
+	}
+	return t;
+}
+
 static DLDataType dl_type(enum dtype d)
 {
 	DLDataType t = { kDLFloat, 32, 1 };
@@ -166,6 +210,12 @@ static DLDataType dl_type(enum dtype d)
 	default: break;
 	}
 	return t;
+}
+
+/* The dk_dtype of a tensor, built-in or module. */
+static int tdk(const struct tensor *x)
+{
+	return x->mdtype ? x->mdtype : dk_of(x->spec.dtype);
 }
 
 /* ---- set-up ---------------------------------------------------------------------------- */
@@ -291,7 +341,7 @@ static void build_dl(struct ctx *c, DLTensor *ins, DLTensor *outs)
 		dl.device.device_type = kDLCUDA;
 		dl.device.device_id = c->device;
 		dl.ndim = x->spec.ndim;
-		dl.dtype = dl_type(x->spec.dtype);
+		dl.dtype = x->mdtype ? dl_type_module(x->mdtype) : dl_type(x->spec.dtype);
 		dl.shape = x->shape;
 		dl.strides = x->strides;
 		if (x->spec.is_output)
@@ -348,7 +398,7 @@ static int load_kernel(struct ctx *c)
 	}
 	cutegen_workspace_fn wsfn = (cutegen_workspace_fn)dlsym(c->so, "cutegen_workspace_bytes");
 	if (wsfn) {
-		DLTensor ins[TASK_MAX_TENSORS], outs[TASK_MAX_TENSORS];
+		DLTensor ins[RUNNER_MAX_TENSORS], outs[RUNNER_MAX_TENSORS];
 		build_dl(c, ins, outs);
 		c->ws_bytes = wsfn(ins, c->n_in, outs, c->n_out, c->scalars, c->nscalars);
 		if (c->ws_bytes > ((size_t)64 << 30)) {
@@ -369,12 +419,17 @@ static void set_fill(struct ctx *c, struct tensor *x, int ti, enum dist dist, ui
 	protocol_fill(c->t, &x->spec, ti, x->numel, x->rows, x->cols, dist, seed, &x->fill);
 }
 
+static int module_load_case(struct ctx *c, int k);
+
+/* Inputs for a call: generated from (dist, seed); a module's, copied from case seed % ncases. */
 static int fill_inputs(struct ctx *c, enum dist dist, int seed)
 {
+	if (c->mr)
+		return module_load_case(c, seed % c->mr->ncases);
 	for (int i = 0; i < c->ntens; i++) {
 		struct tensor *x = &c->tens[i];
 		if (x->spec.is_output) {
-			if (!cuda_ok(c, (cudaError_t)dk_poison(x->d, dk_of(x->spec.dtype), x->numel, c->s), "poisoning outputs"))
+			if (!cuda_ok(c, (cudaError_t)dk_poison(x->d, tdk(x), x->numel, c->s), "poisoning outputs"))
 				return -1;
 			continue;
 		}
@@ -409,8 +464,8 @@ static int verify_inputs(struct ctx *c)
 /* Launches once. Returns 0, or -1 with the verdict set (launch errors, nonzero return). */
 static int call_candidate(struct ctx *c)
 {
-	DLTensor ins[TASK_MAX_TENSORS], outs[TASK_MAX_TENSORS];
-	double scalars[TASK_MAX_SCALARS];
+	DLTensor ins[RUNNER_MAX_TENSORS], outs[RUNNER_MAX_TENSORS];
+	double scalars[RUNNER_MAX_SCALARS];
 	build_dl(c, ins, outs);
 	memcpy(scalars, c->scalars, sizeof(scalars));
 	int rc = c->launch(ins, c->n_in, outs, c->n_out, scalars, c->nscalars, c->ws, c->ws_bytes, c->s);
@@ -593,10 +648,9 @@ static void fill_compare(struct ctx *c, enum dist dist, struct dk_compare *cmp)
 }
 
 /* "[i, j]" of a flat index into the output. */
-static void coords(struct ctx *c, long long idx, char *buf, size_t len)
+static void coords_in(const struct tensor *out, long long idx, char *buf, size_t len)
 {
-	struct tensor *out = output(c);
-	int64_t co[TASK_MAX_DIMS + 1];
+	int64_t co[RUNNER_MAX_DIMS];
 	for (int d = out->spec.ndim - 1; d >= 0; d--) {
 		co[d] = idx % out->shape[d];
 		idx /= out->shape[d];
@@ -608,10 +662,14 @@ static void coords(struct ctx *c, long long idx, char *buf, size_t len)
 		snprintf(buf + n, len - n, "]");
 }
 
-static json_t *coords_json(struct ctx *c, long long idx)
+static void coords(struct ctx *c, long long idx, char *buf, size_t len)
 {
-	struct tensor *out = output(c);
-	int64_t co[TASK_MAX_DIMS + 1];
+	coords_in(output(c), idx, buf, len);
+}
+
+static json_t *coords_json_in(const struct tensor *out, long long idx)
+{
+	int64_t co[RUNNER_MAX_DIMS];
 	for (int d = out->spec.ndim - 1; d >= 0; d--) {
 		co[d] = idx % out->shape[d];
 		idx /= out->shape[d];
@@ -620,6 +678,11 @@ static json_t *coords_json(struct ctx *c, long long idx)
 	for (int d = 0; d < out->spec.ndim; d++)
 		json_array_append_new(a, json_integer(co[d]));
 	return a;
+}
+
+static json_t *coords_json(struct ctx *c, long long idx)
+{
+	return coords_json_in(output(c), idx);
 }
 
 /* Describes where bad elements cluster, from the row and column histograms. */
@@ -775,7 +838,7 @@ static int check_stream_escape(struct ctx *c, json_t *note)
 	*flag = 0;
 	g->written = ~0ull;
 	struct tensor *out = output(c);
-	if (!cuda_ok(c, (cudaError_t)dk_gate(flag, 10.0, out->d, dk_of(out->spec.dtype), out->numel,
+	if (!cuda_ok(c, (cudaError_t)dk_gate(flag, 10.0, out->d, tdk(out), out->numel,
 					    &g->written, c->s), "closing the gate"))
 		goto out;
 	int called = call_candidate(c) == 0;
@@ -827,6 +890,378 @@ static int check_once(struct ctx *c, enum dist dist, int seed, const char *label
 	}
 	strbuf_release(&summary);
 	return rc;
+}
+
+/* ---- module tasks: the reference process's cases ------------------------------------------ */
+
+/* The opened IPC allocations: one cudaIpcOpenMemHandle per distinct handle (a handle opened
+ * twice in one process fails, and tensors of one case, or the parameters every case shares,
+ * often lie in one allocation of PyTorch's caching allocator). */
+struct ipc_open {
+	unsigned char h[MRUN_IPC_BYTES];
+	char *base;
+};
+
+static void *module_open(struct ctx *c, struct ipc_open *tab, int *n, int cap, const struct mrun_handle *h,
+			 const char *what)
+{
+	static char nothing; /* a tensor of 0 elements: no allocation to open, never dereferenced */
+	if (!h->bytes)
+		return &nothing;
+	for (int i = 0; i < *n; i++)
+		if (!memcmp(tab[i].h, h->ipc, MRUN_IPC_BYTES))
+			return tab[i].base + h->offset;
+	if (*n >= cap) {
+		fail(c, VERDICT_RUNNER_ERROR, "the module-run file holds more than %d distinct IPC handles", cap);
+		return NULL;
+	}
+	cudaIpcMemHandle_t mh;
+	memcpy(&mh, h->ipc, sizeof(mh) < MRUN_IPC_BYTES ? sizeof(mh) : MRUN_IPC_BYTES);
+	void *p = NULL;
+	cudaError_t e = cudaIpcOpenMemHandle(&p, mh, cudaIpcMemLazyEnablePeerAccess);
+	if (e) {
+		fail(c, VERDICT_RUNNER_ERROR, "cannot open the reference process's tensor %s over CUDA IPC: %s (%s); "
+		     "the reference process must still hold it, on the same GPU (--device), and this "
+		     "machine must allow CUDA IPC between processes", what, cudaGetErrorName(e),
+		     cudaGetErrorString(e));
+		return NULL;
+	}
+	memcpy(tab[*n].h, h->ipc, MRUN_IPC_BYTES);
+	tab[*n].base = (char *)p;
+	(*n)++;
+	return (char *)p + h->offset;
+}
+
+/* Reads RUN.json; the tensor list and the scalars into the context. 0, or -1 with the verdict
+ * set (a bad file is the evaluator's or the reference's bug: task_error with the reason). */
+static int module_parse(struct ctx *c)
+{
+	struct strbuf text = STRBUF_INIT;
+	char *err = NULL;
+	if (strbuf_read_file(&text, c->module_path, MRUN_MAX_TEXT)) {
+		fail(c, VERDICT_TASK_ERROR, "cannot read the module-run file '%s'", c->module_path);
+		strbuf_release(&text);
+		return -1;
+	}
+	c->mr = module_run_parse(text.buf, text.len, &err);
+	strbuf_release(&text);
+	if (!c->mr) {
+		fail(c, VERDICT_TASK_ERROR, "%s", err);
+		free(err);
+		return -1;
+	}
+	struct module_run *mr = c->mr;
+	c->ntens = mr->ntensors;
+	c->n_in = mr->ninputs;
+	c->n_out = mr->noutputs;
+	for (int i = 0; i < mr->ntensors; i++) {
+		const struct mrun_tensor *mt = &mr->tensors[i];
+		struct tensor *x = &c->tens[i];
+		x->spec.name = mt->name;
+		x->spec.is_output = mt->role == MRUN_OUTPUT;
+		x->spec.ndim = mt->ndim;
+		x->mdtype = (int)mt->dtype;
+		x->numel = mt->numel;
+		x->bytes = (size_t)mt->bytes;
+		int64_t st = 1;
+		for (int d = mt->ndim - 1; d >= 0; d--) {
+			x->shape[d] = mt->shape[d];
+			x->strides[d] = st;
+			st *= mt->shape[d] ? mt->shape[d] : 1;
+		}
+		x->cols = mt->ndim && mt->shape[mt->ndim - 1] > 0 ? mt->shape[mt->ndim - 1] : 1;
+		x->rows = x->numel / x->cols;
+	}
+	c->nscalars = mr->nscalars;
+	for (int i = 0; i < mr->nscalars; i++) {
+		c->scalars[i] = mr->scalars[i];
+		c->scalar_names[i] = mr->scalar_names[i];
+	}
+	json_t *m = json_object();
+	json_object_set_new(m, "name", json_string(mr->name));
+	json_object_set_new(m, "file", json_string(mr->file));
+	json_object_set_new(m, "truth", json_string(mr->truth_fp64 ? "fp64" : "fp32"));
+	json_object_set_new(m, "cases", json_integer(mr->ncases));
+	json_object_set_new(m, "tolerance", json_pack("{s:f,s:f}", "multiple", mr->multiple, "ulps", mr->ulps));
+	json_object_set_new(c->report, "module", m);
+	json_object_set_new(c->report, "task", json_string(mr->name));
+	json_object_set_new(c->report, "precision", json_string(mr->precision));
+	if (!(c->limit_gbps > 0))
+		c->limit_gbps = mr->limit_gbps;
+	if (!(c->limit_tflops > 0))
+		c->limit_tflops = mr->limit_tflops;
+	return 0;
+}
+
+/* Opens every handle (before confinement) and allocates the candidate's own buffers. */
+static int module_setup(struct ctx *c)
+{
+	struct module_run *mr = c->mr;
+	int cap = mr->ncases * mr->ntensors * 2 + 1, n = 0;
+	struct ipc_open *tab = xcalloc((size_t)cap, sizeof(*tab));
+	int rc = -1;
+	c->mcases = xcalloc((size_t)mr->ncases, sizeof(*c->mcases));
+	for (int k = 0; k < mr->ncases; k++) {
+		struct mcase *mc = &c->mcases[k];
+		const struct mrun_case *rc_ = &mr->cases[k];
+		mc->in = xcalloc((size_t)mr->ninputs + 1, sizeof(void *));
+		mc->ref = xcalloc((size_t)mr->noutputs + 1, sizeof(void *));
+		mc->truth = xcalloc((size_t)mr->noutputs + 1, sizeof(void *));
+		mc->E = xcalloc((size_t)mr->noutputs + 1, sizeof(double));
+		mc->mean_abs_truth = xcalloc((size_t)mr->noutputs + 1, sizeof(double));
+		mc->have_stats = xcalloc((size_t)mr->noutputs + 1, sizeof(int));
+		char what[192];
+		for (int i = 0; i < mr->ninputs; i++) {
+			snprintf(what, sizeof(what), "'%s' of case %d", mr->tensors[i].name, k);
+			if (!(mc->in[i] = module_open(c, tab, &n, cap, &rc_->inputs[i], what)))
+				goto out;
+		}
+		for (int o = 0; o < mr->noutputs; o++) {
+			snprintf(what, sizeof(what), "'%s' (reference) of case %d", mr->tensors[mr->ninputs + o].name, k);
+			if (!(mc->ref[o] = module_open(c, tab, &n, cap, &rc_->ref[o], what)))
+				goto out;
+			snprintf(what, sizeof(what), "'%s' (truth) of case %d", mr->tensors[mr->ninputs + o].name, k);
+			if (!(mc->truth[o] = module_open(c, tab, &n, cap, &rc_->truth[o], what)))
+				goto out;
+		}
+	}
+	json_object_set_new(json_object_get(c->report, "module"), "ipc_allocations", json_integer(n));
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		cudaError_t e = cudaMalloc(&x->d, x->bytes ? x->bytes : 1);
+		if (e) {
+			fail(c, VERDICT_RUNNER_ERROR, "cannot allocate tensor '%s' (%.2f GB): %s", x->spec.name,
+			     (double)x->bytes / 1e9, cudaGetErrorString(e));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(tab);
+	return rc;
+}
+
+static int poison_outputs(struct ctx *c)
+{
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		if (x->spec.is_output &&
+		    !cuda_ok(c, (cudaError_t)dk_poison(x->d, tdk(x), x->numel, c->s), "poisoning outputs"))
+			return -1;
+	}
+	return 0;
+}
+
+/* Case k's inputs copied into the candidate's buffers (the current input set), its outputs
+ * poisoned; on the stream, not synchronized. */
+static int module_copy_case(struct ctx *c, int k)
+{
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		if (x->spec.is_output || !x->bytes)
+			continue;
+		if (!cuda_ok(c, cudaMemcpyAsync(x->d, c->mcases[k].in[i], x->bytes, cudaMemcpyDeviceToDevice, c->s),
+			     "copying a case's inputs"))
+			return -1;
+	}
+	c->cur_case = k;
+	return poison_outputs(c);
+}
+
+static int module_load_case(struct ctx *c, int k)
+{
+	if (module_copy_case(c, k))
+		return -1;
+	return cuda_ok(c, cudaStreamSynchronize(c->s), "copying a case's inputs") ? 0 : -1;
+}
+
+/* The inputs of case k as the reference made them: the candidate must not write them. */
+static int module_verify_inputs(struct ctx *c, int k)
+{
+	for (int i = 0; i < c->ntens; i++) {
+		struct tensor *x = &c->tens[i];
+		if (x->spec.is_output)
+			continue;
+		unsigned long long diff = 0;
+		if (!cuda_ok(c, (cudaError_t)dk_bytes_differ(x->d, c->mcases[k].in[i], x->bytes, &diff, c->scratch, c->s),
+			     "checking inputs"))
+			return -1;
+		if (diff) {
+			fail(c, VERDICT_INPUTS_MODIFIED, "the kernel modified its input '%s' (%llu of %zu bytes changed); "
+			     "inputs, parameters and buffers are read-only", x->spec.name, diff, x->bytes);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static json_t *num_or_name(double v)
+{
+	return isfinite(v) ? json_real(v) : json_string(isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+}
+
+/*
+ * Every output of the current call against case k's truth. Appends one check per output to the
+ * report (when: label) and sets the verdict on the first failure: after timing, stale; in a
+ * timed call, timing_mismatch; else precision when the only errors are those of lower-precision
+ * arithmetic (a strict fp32 module's outputs off by at most 4e-3 of their scale, every element
+ * written and finite: TF32 or fp16 products), otherwise incorrect. 0 = all within the budget.
+ */
+static int module_compare(struct ctx *c, int k, const char *label, int trial, int trials)
+{
+	struct module_run *mr = c->mr;
+	const struct mrun_case *mc = &mr->cases[k];
+	for (int o = 0; o < mr->noutputs; o++) {
+		struct tensor *out = &c->tens[mr->ninputs + o];
+		struct dk_mcompare cmp;
+		memset(&cmp, 0, sizeof(cmp));
+		cmp.got_dtype = out->mdtype;
+		cmp.truth_dtype = mrun_dtype_is_float(out->mdtype) ? (mr->truth_fp64 ? DK_FP64 : DK_FP32) : out->mdtype;
+		cmp.numel = out->numel;
+		cmp.cols = out->cols;
+		cmp.rows = out->rows;
+		cmp.got = out->d;
+		cmp.ref = c->mcases[k].ref[o];
+		cmp.truth = c->mcases[k].truth[o];
+		cmp.multiple = mr->multiple;
+		cmp.ulps = mr->ulps;
+		struct mcase *mk = &c->mcases[k];
+		cmp.have_stats = mk->have_stats[o];
+		cmp.E = mk->E[o];
+		cmp.mean_abs_truth = mk->mean_abs_truth[o];
+		struct dk_stats st;
+		struct dk_mextra mx;
+		if (!cuda_ok(c, (cudaError_t)dk_module_compare(&cmp, &st, &mx, c->scratch, c->s), "comparing outputs"))
+			return -1;
+		mk->E[o] = mx.E;
+		mk->mean_abs_truth[o] = mx.mean_abs_truth;
+		mk->have_stats[o] = 1;
+		json_t *j = json_object();
+		json_object_set_new(j, "when", trial >= 0 ? json_sprintf("timed call %d", trial) : json_string(label));
+		json_object_set_new(j, "case", json_integer(k));
+		json_object_set_new(j, "seed", json_integer(mc->seed));
+		json_object_set_new(j, "dist", json_string(mc->dist));
+		json_object_set_new(j, "output", json_string(out->spec.name));
+		json_object_set_new(j, "ok", json_boolean(st.bad == 0));
+		json_object_set_new(j, "checked", json_integer((json_int_t)st.checked));
+		json_object_set_new(j, "bad", json_integer((json_int_t)st.bad));
+		json_object_set_new(j, "nan", json_integer((json_int_t)st.nan));
+		json_object_set_new(j, "inf", json_integer((json_int_t)st.inf));
+		json_object_set_new(j, "unwritten", json_integer((json_int_t)st.unwritten));
+		json_object_set_new(j, "E", json_real(mx.E));
+		json_object_set_new(j, "mean_abs_truth", json_real(mx.mean_abs_truth));
+		json_object_set_new(j, "max_abs_err", num_or_name(st.max_abs_err));
+		json_object_set_new(j, "max_err_over_budget", num_or_name(st.max_ratio));
+		json_object_set_new(j, "max_err_over_scale", num_or_name(mx.max_scaled_err));
+		if (mx.worst_index >= 0) {
+			json_t *w = json_object();
+			json_object_set_new(w, "index", coords_json_in(out, mx.worst_index));
+			json_object_set_new(w, "got", num_or_name(mx.worst_got));
+			json_object_set_new(w, "want", num_or_name(mx.worst_want));
+			json_object_set_new(w, "budget", num_or_name(mx.worst_budget));
+			json_object_set_new(j, "worst", w);
+		}
+		json_object_set_new(j, "max_err_over_tol", num_or_name(st.max_ratio)); /* as built-ins say it */
+		if (!st.bad) {
+			/* a passing timed call adds nothing to the report: there may be hundreds */
+			if (trial < 0)
+				json_array_append_new(c->checks, j);
+			else
+				json_decref(j);
+			continue;
+		}
+		json_t *samples = json_array();
+		for (int q = 0; q < st.nsamples && q < 8; q++) {
+			json_t *e = json_object();
+			json_object_set_new(e, "index", coords_json_in(out, st.samples[q].index));
+			json_object_set_new(e, "got", num_or_name(st.samples[q].got));
+			json_object_set_new(e, "want", num_or_name(st.samples[q].want));
+			json_object_set_new(e, "tol", num_or_name(st.samples[q].tol));
+			json_array_append_new(samples, e);
+		}
+		json_object_set_new(j, "samples", samples);
+		struct strbuf sb = STRBUF_INIT;
+		char at[128];
+		strbuf_addf(&sb, "output '%s': %llu of %llu elements outside the budget", out->spec.name, st.bad,
+			    st.checked);
+		if (st.unwritten)
+			strbuf_addf(&sb, " (%llu never written)", st.unwritten);
+		if (st.nan)
+			strbuf_addf(&sb, " (%llu NaN)", st.nan);
+		if (st.inf)
+			strbuf_addf(&sb, " (%llu Inf)", st.inf);
+		strbuf_addf(&sb, " with case %d ('%s' inputs, seed %d)", k, mc->dist, mc->seed);
+		if (mx.worst_index >= 0) {
+			coords_in(out, mx.worst_index, at, sizeof(at));
+			strbuf_addf(&sb, "; worst at %s: got %.9g, want %.9g, budget %.3g", at, mx.worst_got,
+				    mx.worst_want, mx.worst_budget);
+		}
+		strbuf_addf(&sb, " (budget = %g x max(|ref - truth|, E max(1, |truth| / mean|truth|)) + %g ulp; E = %.3g, "
+			    "mean|truth| = %.3g, truth %s)", mr->multiple, mr->ulps, mx.E, mx.mean_abs_truth,
+			    mr->truth_fp64 ? "fp64" : "fp32");
+		describe_clusters(&st, out->rows, out->cols, &sb);
+		json_object_set_new(j, "where", json_string(sb.buf));
+		json_array_append_new(c->checks, j);
+		if (trial >= 0)
+			fail(c, VERDICT_TIMING_MISMATCH, "timed call %d of %d gave a wrong output (%s), although the "
+			     "checked calls were right: outputs of timed calls are checked too, on a case drawn "
+			     "per call; a kernel that skips or replays its work when timed fails here",
+			     trial + 1, trials, sb.buf);
+		else if (!strcmp(label, "after_timing"))
+			fail(c, VERDICT_STALE_OUTPUT, "correct at first, but wrong after timing (results kept between "
+			     "calls?): %s", sb.buf);
+		else if (!strcmp(mr->precision, "strict") && out->mdtype == MDT_FP32 && !st.unwritten && !st.nan &&
+			 !st.inf && mx.max_scaled_err < 4e-3)
+			fail(c, VERDICT_PRECISION, "close but not within the 'strict' contract: errors up to %.3g of "
+			     "the outputs' scale, the size reduced-precision arithmetic makes (TF32, fp16 or "
+			     "approximate math?): %s", mx.max_scaled_err, sb.buf);
+		else
+			fail(c, VERDICT_INCORRECT, "%s", sb.buf);
+		strbuf_release(&sb);
+		return -1;
+	}
+	return 0;
+}
+
+/* One correctness check of case k: its inputs, poisoned outputs, one call, inputs unmodified,
+ * every output within the budget. */
+static int module_check_once(struct ctx *c, int k, const char *label)
+{
+	if (module_load_case(c, k) || call_candidate(c) || sync_candidate(c) || module_verify_inputs(c, k))
+		return -1;
+	return module_compare(c, k, label, -1, 0);
+}
+
+/* The group a timed call's time is counted in: the distribution of its case (the first case
+ * of that distribution stands for it). */
+static int module_group(struct ctx *c, int k)
+{
+	for (int j = 0; j < k; j++)
+		if (!strcmp(c->mr->cases[j].dist, c->mr->cases[k].dist))
+			return j;
+	return k;
+}
+
+/* Before confinement: the comparison's kernels run once (their first launches, module
+ * loading), on case 0's inputs as they are; the result does not count. */
+static int module_compare_warm(struct ctx *c)
+{
+	struct dk_mcompare cmp;
+	struct dk_stats st;
+	struct dk_mextra mx;
+	struct tensor *out = &c->tens[c->mr->ninputs];
+	memset(&cmp, 0, sizeof(cmp));
+	cmp.got_dtype = cmp.truth_dtype = out->mdtype;
+	cmp.numel = out->numel;
+	cmp.rows = out->rows;
+	cmp.cols = out->cols;
+	cmp.got = cmp.ref = cmp.truth = out->d;
+	cmp.multiple = 1;
+	unsigned long long diff;
+	struct tensor *in = first_input(c);
+	return cuda_ok(c, (cudaError_t)dk_module_compare(&cmp, &st, &mx, c->scratch, c->s), "warming the comparison") &&
+	       cuda_ok(c, (cudaError_t)dk_bytes_differ(in->d, in->d, in->bytes, &diff, c->scratch, c->s),
+		       "warming the comparison") ? 0 : -1;
 }
 
 /* ---- timing ---------------------------------------------------------------------------- */
@@ -993,6 +1428,7 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 	static cudaEvent_t ev[2 * MAX_TRIALS], rg[2 * MAX_TRIALS];
 	double ms[MAX_TRIALS];
 	enum dist tdist[MAX_TRIALS];
+	int tgroup[MAX_TRIALS]; /* what the per-distribution medians group by */
 	struct timed_stats ts = { 0, 0, 0 };
 	memset(tm, 0, sizeof(*tm));
 	struct tensor *out = output(c);
@@ -1021,15 +1457,21 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 		cudaEventCreate(&rg[i]);
 	double t_loop = wall_s();
 	for (int i = 0; i < trials; i++) {
-		tdist[i] = c->no_timed_verify ? DIST_UNIFORM : protocol_draw_dist(c->t);
+		/* the inputs of this call: a built-in task's drawn from one of its distributions and a
+		 * seed drawn now; a module's, one of the reference's cases drawn now */
+		int k = c->mr ? (int)protocol_random_below(c->mr->ncases) : 0;
+		tdist[i] = c->no_timed_verify || c->mr ? DIST_UNIFORM : protocol_draw_dist(c->t);
+		if (c->no_timed_verify)
+			k = c->cur_case;
+		tgroup[i] = c->mr ? module_group(c, k) : (int)tdist[i];
 		if (!c->no_timed_verify) {
 			use_set(c, i % c->nsets);
 			cudaEventRecord(rg[2 * i], c->s);
-			if (regenerate_inputs(c, tdist[i]))
+			if (c->mr ? module_copy_case(c, k) : regenerate_inputs(c, tdist[i]))
 				return -1;
 			cudaEventRecord(rg[2 * i + 1], c->s);
-			if (!cuda_ok(c, (cudaError_t)dk_poison(out->d, dk_of(out->spec.dtype), out->numel, c->s),
-				     "poisoning outputs"))
+			if (c->mr ? poison_outputs(c) :
+			    !cuda_ok(c, (cudaError_t)dk_poison(out->d, tdk(out), out->numel, c->s), "poisoning outputs"))
 				return -1;
 		}
 		dk_flush_l2(c->flush_buf, c->flush_bytes, c->s);
@@ -1039,8 +1481,15 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 		cudaEventRecord(ev[2 * i + 1], c->s);
 		if (c->no_timed_verify)
 			continue;
-		if (sync_candidate(c) || verify_timed(c, i, trials, tdist[i], &ts))
+		if (sync_candidate(c))
 			return -1;
+		if (c->mr) { /* the truth is precomputed: every timed call's outputs checked in full */
+			if (module_compare(c, k, "timed", i, trials))
+				return -1;
+			ts.full++;
+		} else if (verify_timed(c, i, trials, tdist[i], &ts)) {
+			return -1;
+		}
 	}
 	if (sync_candidate(c))
 		return -1;
@@ -1066,9 +1515,25 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 	double by_dist[DIST_COUNT];
 	double worst = protocol_worst_median(ms, tdist, trials, by_dist);
 	json_t *bydist = json_object();
-	for (int d = 0; d < DIST_COUNT; d++)
-		if (by_dist[d] >= 0)
-			json_object_set_new(bydist, dist_name((enum dist)d), json_real(by_dist[d]));
+	if (c->mr) { /* a module: by the distribution of the cases drawn */
+		double by[MAX_TRIALS];
+		worst = 0;
+		for (int d = 0; d < c->mr->ncases; d++) {
+			int n = 0;
+			for (int i = 0; i < trials; i++)
+				if (tgroup[i] == d)
+					by[n++] = ms[i];
+			if (!n)
+				continue;
+			double med = protocol_median(by, n);
+			json_object_set_new(bydist, c->mr->cases[d].dist, json_real(med));
+			worst = fmax(worst, med);
+		}
+	} else {
+		for (int d = 0; d < DIST_COUNT; d++)
+			if (by_dist[d] >= 0)
+				json_object_set_new(bydist, dist_name((enum dist)d), json_real(by_dist[d]));
+	}
 	protocol_median(ms, trials); /* sorts: the percentiles below */
 	tm->trials = trials;
 	tm->median_ms = worst;
@@ -1078,9 +1543,11 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 	tm->mean_ms = sum / trials;
 	json_t *v = json_object();
 	json_object_set_new(v, "enabled", json_boolean(!c->no_timed_verify));
-	json_object_set_new(v, "protocol", json_string(c->no_timed_verify ? "fixed" : PROTOCOL_NAME));
+	json_object_set_new(v, "protocol", json_string(c->no_timed_verify ? "fixed" : c->mr ? "module-cases" : PROTOCOL_NAME));
 	json_object_set_new(v, "input_sets", json_integer(c->nsets));
 	json_object_set_new(v, "inputs_regenerated", json_boolean(!c->no_timed_verify));
+	if (c->mr) /* "regenerated": each call's inputs copied from a case drawn for it */
+		json_object_set_new(v, "inputs", json_string("a reference case drawn per call, copied in"));
 	json_object_set_new(v, "regenerate_ms_per_trial", json_real(regen_ms));
 	json_object_set_new(v, "full_checks", json_integer(ts.full));
 	json_object_set_new(v, "sampled_checks", json_integer(ts.sampled));
@@ -1182,6 +1649,9 @@ static int cross_check(struct ctx *c, double event_ms_hint, json_t *timing)
  */
 static void plausibility(struct ctx *c, double ms, json_t *metrics)
 {
+	/* a module: its bytes (each tensor once: its inputs are copied in and L2 flushed before
+	 * each call) and torch's FLOP count, when known; contract "none" has no compute bound */
+	enum precision prec = c->mr ? precision_parse(c->mr->precision) : c->t->precision;
 	if (!(c->limit_gbps > 0) || !(c->limit_tflops > 0)) {
 		int clk = 0, mclk = 0, bus = 0;
 		cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, c->device);
@@ -1189,26 +1659,27 @@ static void plausibility(struct ctx *c, double ms, json_t *metrics)
 		cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, c->device);
 		if (!(c->limit_gbps > 0) && mclk > 0 && bus > 0)
 			c->limit_gbps = 1.05 * limits_dram_gbps(mclk, bus);
-		if (!(c->limit_tflops > 0) && clk > 0)
+		if (!(c->limit_tflops > 0) && clk > 0 && prec)
 			c->limit_tflops = 1.05 * limits_peak_tflops(c->prop.major, c->prop.multiProcessorCount,
-								     clk, c->t->precision);
+								     clk, prec);
 	}
 	json_t *lim = json_object();
 	json_object_set_new(lim, "gbps", json_real(c->limit_gbps));
 	json_object_set_new(lim, "tflops", json_real(c->limit_tflops));
 	json_object_set_new(metrics, "limits", lim);
-	double bytes = task_dram_bytes(c->t, (double)c->prop.l2CacheSize), flops = task_flops(c->t);
+	double bytes = c->mr ? c->mr->bytes : task_dram_bytes(c->t, (double)c->prop.l2CacheSize);
+	double flops = c->mr ? c->mr->flops : task_flops(c->t);
 	double gbps = bytes / (ms * 1e-3) / 1e9, tflops = flops / (ms * 1e-3) / 1e12;
 	json_object_set_new(metrics, "dram_bytes", json_real(bytes));
-	if (c->limit_gbps > 0 && gbps > c->limit_gbps)
+	if (c->limit_gbps > 0 && bytes > 0 && gbps > c->limit_gbps)
 		fail(c, VERDICT_IMPLAUSIBLE, "%.4f ms means moving %.0f MB at %.0f GB/s, beyond the limit of %.0f GB/s "
 		     "(the GPU's copy roofline or DRAM bandwidth, plus 5%%): no kernel can; its time was bent "
 		     "(work skipped or moved out of the timed calls)", ms, bytes / 1e6, gbps, c->limit_gbps);
-	else if (c->limit_tflops > 0 && tflops > c->limit_tflops)
+	else if (c->limit_tflops > 0 && flops > 0 && tflops > c->limit_tflops)
 		fail(c, VERDICT_IMPLAUSIBLE, "%.4f ms means %.1f TFLOP/s of %s work, beyond the limit of %.1f TFLOP/s "
 		     "(the compute peak of this precision on this GPU, plus 5%%): no kernel can; its time "
 		     "was bent (work skipped or moved out of the timed calls)", ms, tflops,
-		     precision_name(c->t->precision), c->limit_tflops);
+		     c->mr ? c->mr->precision : precision_name(c->t->precision), c->limit_tflops);
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
@@ -1274,6 +1745,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: cutegen-runner --task TASK.json --kernel K.so [--report-fd N] [--device N] "
 		"[--quick] [--trials N] [--limit-gbps G] [--limit-tflops T] [--profile]\n"
+		"       cutegen-runner --module RUN.json --kernel K.so [same options]\n"
 		"       cutegen-runner --devices [--brief]\n");
 }
 
@@ -1300,8 +1772,10 @@ int main(int argc, char **argv)
 			c.no_confine = 1;
 		else if (v && !strcmp(a, "--task"))
 			c.task_path = argv[++i];
-		else if (v && !strcmp(a, "--kernel"))
+		else if (v && (!strcmp(a, "--kernel") || !strcmp(a, "--lib")))
 			c.kernel_path = argv[++i];
+		else if (v && !strcmp(a, "--module"))
+			c.module_path = argv[++i];
 		else if (v && !strcmp(a, "--report-fd"))
 			c.report_fd = atoi(argv[++i]);
 		else if (v && !strcmp(a, "--device"))
@@ -1317,7 +1791,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!c.task_path || !c.kernel_path) {
+	if (!!c.task_path == !!c.module_path || !c.kernel_path) {
 		usage();
 		return 2;
 	}
@@ -1341,6 +1815,12 @@ int main(int argc, char **argv)
 	if (c.report_fd >= 0 && read_nonce(&c))
 		goto report;
 
+	if (c.module_path) {
+		phase("module");
+		if (module_parse(&c))
+			goto report;
+		goto device;
+	}
 	phase("task");
 	struct strbuf text = STRBUF_INIT;
 	char *err = NULL;
@@ -1360,6 +1840,7 @@ int main(int argc, char **argv)
 	c.gemm_like = task_is_gemm_like(c.t);
 	c.nscalars = task_scalars(c.t, c.scalars, c.scalar_names);
 
+device:
 	phase("device");
 	int ndev = 0;
 	cudaError_t e = cudaGetDeviceCount(&ndev);
@@ -1387,12 +1868,19 @@ int main(int argc, char **argv)
 	if (!cuda_ok(&c, cudaMalloc(&c.flush_buf, c.flush_bytes), "allocating the L2 flush buffer"))
 		goto report;
 
-	phase("alloc");
-	if (alloc_tensors(&c))
-		goto report;
+	if (c.mr) {
+		/* the reference process's tensors, opened before confinement */
+		phase("open");
+		if (module_setup(&c))
+			goto report;
+	} else {
+		phase("alloc");
+		if (alloc_tensors(&c))
+			goto report;
+	}
 	if (c.gemm_like && setup_gemm_refs(&c))
 		goto report;
-	if (c.t->op == OP_SOFTMAX || c.t->op == OP_LOG_SOFTMAX) {
+	if (c.t && (c.t->op == OP_SOFTMAX || c.t->op == OP_LOG_SOFTMAX)) {
 		int64_t rows = output(&c)->numel / output(&c)->cols;
 		if (!cuda_ok(&c, cudaMalloc((void **)&c.rowstat, (size_t)rows * 2 * sizeof(double)), "allocating row statistics"))
 			goto report;
@@ -1403,7 +1891,7 @@ int main(int argc, char **argv)
 	alloc_sets(&c);
 	/* module loading before confinement: dk_preload loaded every runner kernel, and a fill and
 	 * a reference run once here, so what CUDA does on first launches happens unconfined */
-	if (fill_inputs(&c, DIST_UNIFORM, 0) || compute_reference(&c))
+	if (fill_inputs(&c, DIST_UNIFORM, 0) || (c.t ? compute_reference(&c) : module_compare_warm(&c)))
 		goto report;
 
 	phase("confine");
@@ -1435,6 +1923,16 @@ int main(int argc, char **argv)
 	phase("stream check");
 	if (check_stream_escape(&c, c.report))
 		goto report;
+	if (c.mr) { /* every case the reference prepared */
+		for (int k = 0; k < c.mr->ncases && c.verdict == VERDICT_PASS; k++) {
+			char ph[64];
+			snprintf(ph, sizeof(ph), "check case %d (%.16s, seed %d)", k, c.mr->cases[k].dist,
+				 c.mr->cases[k].seed);
+			phase(ph);
+			module_check_once(&c, k, "before_timing");
+		}
+		goto checked;
+	}
 	int seeds = c.t->seeds > 0 ? c.t->seeds : 2;
 	if (c.quick && seeds > 1)
 		seeds = 1;
@@ -1449,6 +1947,7 @@ int main(int argc, char **argv)
 		phase("check range probe");
 		check_once(&c, DIST_LARGE, 0, "before_timing");
 	}
+checked:
 	json_object_set_new(c.report, "check_s", json_real(wall_s() - t_check));
 	if (c.verdict != VERDICT_PASS)
 		goto report;
@@ -1458,7 +1957,7 @@ int main(int argc, char **argv)
 	struct timing tm;
 	json_t *timing = json_object();
 	json_object_set_new(c.report, "timing", timing);
-	if (fill_sets(&c) || time_it(&c, &tm, timing))
+	if ((!c.mr && fill_sets(&c)) || time_it(&c, &tm, timing))
 		goto report;
 	json_t *tj = timing_json(&tm);
 	json_object_update(timing, tj);
@@ -1469,14 +1968,15 @@ int main(int argc, char **argv)
 	json_object_set_new(c.report, "timing_s", json_real(wall_s() - t_time));
 
 	phase("recheck");
-	if (check_once(&c, DIST_NORMAL, 1000, "after_timing"))
+	if (c.mr ? module_check_once(&c, (int)protocol_random_below(c.mr->ncases), "after_timing")
+		 : check_once(&c, DIST_NORMAL, 1000, "after_timing"))
 		goto report;
 
 	json_t *metrics = json_object();
-	double flops = task_flops(c.t), bytes = task_min_bytes(c.t);
+	double flops = c.mr ? c.mr->flops : task_flops(c.t), bytes = c.mr ? c.mr->bytes : task_min_bytes(c.t);
 	json_object_set_new(metrics, "ms", json_real(tm.median_ms));
-	json_object_set_new(metrics, "tflops", json_real(flops / (tm.median_ms * 1e-3) / 1e12));
-	json_object_set_new(metrics, "gbps", json_real(bytes / (tm.median_ms * 1e-3) / 1e9));
+	json_object_set_new(metrics, "tflops", json_real(flops > 0 ? flops / (tm.median_ms * 1e-3) / 1e12 : -1));
+	json_object_set_new(metrics, "gbps", json_real(bytes > 0 ? bytes / (tm.median_ms * 1e-3) / 1e9 : -1));
 	json_object_set_new(c.report, "metrics", metrics);
 	plausibility(&c, tm.median_ms, metrics);
 

@@ -129,8 +129,11 @@ int kernel_flags_parse(int argc, char **argv, const struct opt *extra, int nextr
 int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, const char *kernel)
 {
 	int trc = CG_INPUT;
-	kj->task = cli_task_load(f->task, f->json, &trc);
-	if (!kj->task)
+	if (f->modules)
+		kj->task = cli_task_load_any(f->task, f->json, &kj->module, &trc);
+	else
+		kj->task = cli_task_load(f->task, f->json, &trc);
+	if (!kj->task && !kj->module)
 		return trc;
 	if (f->so) {
 		kj->so_path = f->so;
@@ -154,6 +157,8 @@ int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, cons
 void kernel_job_release(struct kernel_job *kj)
 {
 	task_free(kj->task);
+	module_desc_free(kj->module);
+	kj->module = NULL;
 	strbuf_release(&kj->src);
 	strbuf_release(&kj->txt);
 	policy_report_release(&kj->pol);
@@ -161,21 +166,41 @@ void kernel_job_release(struct kernel_job *kj)
 	kj->task = NULL;
 	kj->so_path = NULL;
 }
-struct task *cli_task_load(const char *spec, int quiet, int *code)
+struct task *cli_task_load_any(const char *spec, int quiet, struct module_desc **mdp, int *code)
 {
 	struct task *t = NULL;
 	struct module_desc *md = NULL;
 	char *err = NULL;
 	int rc = task_resolve_judgeable(spec, &t, &md, &err);
+	*mdp = NULL;
 	if (rc) {
 		error("%s", err);
 		*code = rc;
-	} else if (md && !quiet) {
+	} else if (md && t && !quiet) {
 		fprintf(stderr, "note: module '%s' is judged as the built-in %s task '%s' (%s)\n", spec,
 			op_name(t->op), t->name, md->lowered_why ? md->lowered_why : "lowered");
 	}
 	free(err);
+	if (!rc && !t) {
+		*mdp = md; /* judged through the reference process */
+		return NULL;
+	}
 	module_desc_free(md);
+	return t;
+}
+
+struct task *cli_task_load(const char *spec, int quiet, int *code)
+{
+	struct module_desc *md = NULL;
+	struct task *t = cli_task_load_any(spec, quiet, &md, code);
+	if (!t && md) {
+		error("module '%s' is not one of cutegen's built-in ops (%s); this command takes built-in "
+		      "tasks only, while 'cutegen eval KERNEL --task %s' judges it through the reference "
+		      "process; 'cutegen task show %s' shows its tensors", spec,
+		      md->lowered_why ? md->lowered_why : "not lowered", spec, spec);
+		*code = CG_ENV;
+		module_desc_free(md);
+	}
 	return t;
 }
 

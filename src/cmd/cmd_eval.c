@@ -72,20 +72,23 @@ int cmd_eval(int argc, char **argv)
 	struct eval_result er = EVAL_RESULT_INIT;
 	char *eerr = NULL;
 	json_t *out = json_object();
+	f.modules = 1; /* a module that is not lowered is judged through the reference process */
 	int b = kernel_job_prepare(&kj, &f, kernel);
-	if (!kj.task) {
+	if (!kj.task && !kj.module) {
 		rc = exit_status_for(b);
 		goto out;
 	}
 	const struct task *t = kj.task;
+	const struct module_desc *md = kj.module;
 	struct build_result *br = &kj.br;
 	json_object_set_new(out, "kernel", json_string(kernel));
-	json_object_set_new(out, "task", json_string(t->name));
+	json_object_set_new(out, "task", json_string(t ? t->name : md->name ? md->name : f.task));
 	if (task_spec_is_module(f.task)) {
 		json_object_set_new(out, "module", json_string(f.task));
-		json_object_set_new(out, "lowered_to", json_string(op_name(t->op)));
+		json_object_set_new(out, "lowered_to", t ? json_string(op_name(t->op)) : json_null());
 	}
-	json_object_set_new(out, "precision", json_string(precision_name(t->precision)));
+	json_object_set_new(out, "precision", json_string(t ? precision_name(t->precision)
+						     : md->precision ? md->precision : "strict"));
 	if (b && b != CG_REJECTED) {
 		rc = exit_status_for(b);
 		if (cg_primary(b) == CG_INPUT) { /* --json says so too, with the reason */
@@ -135,9 +138,16 @@ int cmd_eval(int argc, char **argv)
 	eo.no_baseline = no_baseline;
 	eo.keep_scratch = f.keep_scratch;
 	eo.torch = torch;
+	eo.module = t ? NULL : md;
 	if (eval_run(&eo, t, kj.so_path, &er, &eerr)) {
 		error("%s", eerr);
-		rc = EXIT_ENV;
+		rc = er.code ? exit_status_for(er.code) : EXIT_ENV;
+		if (f.json) { /* --json says so too, with the reason */
+			json_object_set_new(out, "stage", json_string(md ? "reference" : "evaluate"));
+			json_object_set_new(out, "verdict", json_string(cg_primary(er.code) == CG_INPUT ?
+									 "input_error" : "reference_error"));
+			json_object_set_new(out, "message", json_string(eerr));
+		}
 		goto out;
 	}
 	json_object_set_new(out, "stage", json_string("evaluate"));
@@ -148,6 +158,15 @@ int cmd_eval(int argc, char **argv)
 		json_object_set_new(out, "last_phase", json_string(er.last_phase));
 	if (er.report)
 		json_object_set_new(out, "report", json_incref(er.report));
+	/* the figures a reader compares, at the top: speedups and the roofline ratio */
+	json_t *metrics = json_object_get(er.report, "metrics");
+	static const char *top[] = { "speedup_vs_baseline", "speedup_vs_torch", "speedup_vs_eager",
+				     "speedup_vs_torch_compile", "roofline_fraction" };
+	for (size_t i = 0; eval_passed(&er) && i < ARRAY_SIZE(top); i++) {
+		json_t *v = json_object_get(metrics, top[i]);
+		if (json_is_number(v))
+			json_object_set(out, top[i], v);
+	}
 	if (!f.json) {
 		struct strbuf txt = STRBUF_INIT;
 		eval_format(&er, t, &txt);

@@ -40,14 +40,15 @@ int cmd_profile(int argc, char **argv)
 	struct ncu_result nr = NCU_RESULT_INIT;
 	char *nerr = NULL;
 	int rc = EXIT_INTERNAL;
+	f.modules = 1; /* a module that is not lowered: its reference process prepares the cases */
 	int b = kernel_job_prepare(&kj, &f, kernel);
-	if (!kj.task) {
+	if (!kj.task && !kj.module) {
 		rc = exit_status_for(b);
 		goto out;
 	}
 	const struct task *t = kj.task;
 	json_object_set_new(out, "kernel", json_string(kernel));
-	json_object_set_new(out, "task", json_string(t->name));
+	json_object_set_new(out, "task", json_string(t ? t->name : kj.module->name ? kj.module->name : f.task));
 	if (b == CG_REJECTED) {
 		error("kernel '%s' is rejected by the policy check:\n%s", kernel, kj.txt.buf);
 		rc = EXIT_VERDICT;
@@ -74,6 +75,7 @@ int cmd_profile(int argc, char **argv)
 	no.cache_dir = f.build.cache_dir;
 	no.no_cache = f.build.no_cache;
 	no.keep_scratch = f.keep_scratch;
+	no.module = t ? NULL : kj.module;
 	int st = ncu_profile(&no, t, kj.so_path, &nr, &nerr);
 	rc = exit_status_for(st); /* ncu's codes are extended codes of util/err.h */
 	json_object_set_new(out, "status", json_string(ncu_status_name(st)));
@@ -92,7 +94,7 @@ int cmd_profile(int argc, char **argv)
 		json_object_set_new(out, "runner_verdict", json_string(nr.runner_verdict));
 	json_object_set_new(out, "profile", json_incref(nr.raw));
 	if (!f.json) {
-		printf("profile   %s on %s%s\n", kernel, t->name, nr.cache_hit ? " (cached)" : "");
+		printf("profile   %s on %s%s\n", kernel, t ? t->name : kj.module->name, nr.cache_hit ? " (cached)" : "");
 		fputs(nr.summary, stdout);
 		if (nr.report.truncated)
 			printf("note       some rows of ncu's output could not be read or were past a cap\n");

@@ -716,14 +716,13 @@ int cmd_run(int argc, char **argv)
 		if (r.builtin)
 			error("module '%s' is not one of cutegen's built-in ops (%s): the builtin agent has "
 			      "no kernel family for it, so a run needs a model (OPENAI_API_KEY, "
-			      "ANTHROPIC_API_KEY or --backend; 'cutegen llm' shows them); judging it also "
-			      "needs the reference-process evaluation, which is not in this build yet",
+			      "ANTHROPIC_API_KEY or --backend; 'cutegen llm' shows them)",
 			      argv[1], md->lowered_why ? md->lowered_why : "not lowered");
 		else
-			error("module '%s' is not one of cutegen's built-in ops (%s): judging it needs the "
-			      "reference-process evaluation (its tensors handed to the runner on the GPU, "
-			      "measured tolerances), which is not in this build yet", argv[1],
-			      md->lowered_why ? md->lowered_why : "not lowered");
+			error("module '%s' is not one of cutegen's built-in ops (%s): the agent loop does not "
+			      "take such a module in this build yet; 'cutegen eval KERNEL.cu --task %s' judges "
+			      "a kernel for it through the reference process", argv[1],
+			      md->lowered_why ? md->lowered_why : "not lowered", argv[1]);
 		rc = EXIT_ENV;
 		goto out;
 	}

@@ -65,6 +65,8 @@ struct kernel_flags {
 	struct kernel_build build;    /* --arch, --cache-dir, --no-cache, --compile-deadline */
 	int json, device, keep_scratch;
 	double deadline;
+	int modules;                  /* the command judges modules that are not lowered too
+					 (kernel_job.module) */
 };
 struct opt;
 /*
@@ -85,14 +87,16 @@ int kernel_flags_parse(int argc, char **argv, const struct opt *extra, int nextr
  *      (CG_INPUT with kj.task NULL: the task; with kj.task set: the kernel file);
  *   3. kernel_job_release(&kj).
  */
+struct module_desc;
 struct kernel_job {
-	struct task *task;
+	struct task *task;            /* NULL for a module that is not lowered: then md */
+	struct module_desc *module;   /* a module's description (flags.modules only) */
 	struct strbuf src, txt;  /* the kernel's source; what the policy or nvcc said of it */
 	struct policy_report pol;
 	struct build_result br;
 	const char *so_path;     /* the library to run: --so, or the build's; NULL if none */
 };
-#define KERNEL_JOB_INIT { NULL, STRBUF_INIT, STRBUF_INIT, POLICY_REPORT_INIT, BUILD_RESULT_INIT, \
+#define KERNEL_JOB_INIT { NULL, NULL, STRBUF_INIT, STRBUF_INIT, POLICY_REPORT_INIT, BUILD_RESULT_INIT, \
 			  NULL }
 int kernel_job_prepare(struct kernel_job *kj, const struct kernel_flags *f, const char *kernel);
 void kernel_job_release(struct kernel_job *kj);
@@ -111,10 +115,13 @@ struct task;
  * reference process: eval/reference.h). A module lowered to a built-in op gives that op's task
  * (a note on stderr says so unless quiet); a module that is not lowered, or any error, prints
  * the error and gives NULL with a code of util/err.h in *code (CG_ENV, exit 4, for a module
- * that needs the reference-process evaluation, which is not in this build yet). The caller
+ * that is not lowered: only `eval` judges those, through cli_task_load_any). The caller
  * frees the task.
  */
 struct task *cli_task_load(const char *spec, int quiet, int *code);
+/* As cli_task_load, but a module that is not lowered gives NULL with its description in *md
+ * (the caller frees it: module_desc_free) for the evaluator (eval_opts.module). */
+struct task *cli_task_load_any(const char *spec, int quiet, struct module_desc **md, int *code);
 
 /* Prints the help page of `name` (docs/cli/NAME.txt, embedded) to stdout; -1 if none. */
 int print_help_page(const char *name);

@@ -343,9 +343,15 @@ static void reap(struct child_process *cp, pid_t pid, double deadline)
 	}
 }
 
-int run_command(struct child_process *cp)
+/*
+ * Starts cp's child: resolves the program, makes the pipes (stdin when in_data or pipe_in,
+ * stdout/stderr/extra when captured), forks, execs, reads the exec report. 0 with *pid and
+ * *start set and the parent's ends of the pipes open in *p; -1 with cp->errmsg (nothing left
+ * running, every pipe closed by the caller).
+ */
+static int spawn(struct child_process *cp, struct child_pipes *p, int pipe_in, pid_t *pid_out,
+		 double *start)
 {
-	struct child_pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
 	int rc = -1, devnull = -1;
 	char **envp = NULL;
 	char *prog = NULL;
@@ -366,34 +372,74 @@ int run_command(struct child_process *cp)
 	}
 	envp = build_env(cp);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (pipe2(p.ex, O_CLOEXEC) || (cp->in_data && pipe2(p.in, O_CLOEXEC)) ||
-	    (cp->out && pipe2(p.out, O_CLOEXEC)) ||
-	    (cp->err && cp->err != cp->out && pipe2(p.err, O_CLOEXEC)) ||
-	    (cp->extra && pipe2(p.x, O_CLOEXEC))) {
+	if (pipe2(p->ex, O_CLOEXEC) || ((cp->in_data || pipe_in) && pipe2(p->in, O_CLOEXEC)) ||
+	    (cp->out && pipe2(p->out, O_CLOEXEC)) ||
+	    (cp->err && cp->err != cp->out && pipe2(p->err, O_CLOEXEC)) ||
+	    (cp->extra && pipe2(p->x, O_CLOEXEC))) {
 		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
 
-	double start = now_s();
+	*start = now_s();
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(cp->errmsg, sizeof(cp->errmsg), "cannot fork: %s", strerror(errno));
 		goto out;
 	}
-	if (pid == 0)
-		child_start(cp, &p, devnull, parent, prog, envp);
+	if (pid == 0) {
+		if (pipe_in && !cp->in_data) {
+			/* child_start reads in_data only to choose stdin: any non-NULL will do */
+			cp->in_data = "";
+		}
+		child_start(cp, p, devnull, parent, prog, envp);
+	}
 	setpgid(pid, pid); /* also from the parent, to win the race with kill(-pid) */
 	if (cp->pid_slot)
 		*cp->pid_slot = pid;
-	close(p.ex[1]);
-	p.ex[1] = -1;
-	if (p.in[0] >= 0) { close(p.in[0]); p.in[0] = -1; }
-	if (p.out[1] >= 0) { close(p.out[1]); p.out[1] = -1; }
-	if (p.err[1] >= 0) { close(p.err[1]); p.err[1] = -1; }
-	if (p.x[1] >= 0) { close(p.x[1]); p.x[1] = -1; }
+	close(p->ex[1]);
+	p->ex[1] = -1;
+	if (p->in[0] >= 0) { close(p->in[0]); p->in[0] = -1; }
+	if (p->out[1] >= 0) { close(p->out[1]); p->out[1] = -1; }
+	if (p->err[1] >= 0) { close(p->err[1]); p->err[1] = -1; }
+	if (p->x[1] >= 0) { close(p->x[1]); p->x[1] = -1; }
 
-	if (read_exec_report(cp, p.ex[0], pid))
+	if (read_exec_report(cp, p->ex[0], pid)) {
+		if (cp->pid_slot)
+			*cp->pid_slot = 0;
+		goto out;
+	}
+	*pid_out = pid;
+	rc = 0;
+out:
+	if (devnull >= 0)
+		close(devnull);
+	free(envp);
+	free(prog);
+	return rc;
+}
+
+static void close_pipes(struct child_pipes *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->in[i] >= 0) close(p->in[i]);
+		if (p->out[i] >= 0) close(p->out[i]);
+		if (p->err[i] >= 0) close(p->err[i]);
+		if (p->ex[i] >= 0) close(p->ex[i]);
+		if (p->x[i] >= 0) close(p->x[i]);
+		p->in[i] = p->out[i] = p->err[i] = p->ex[i] = p->x[i] = -1;
+	}
+}
+
+#define PIPES_INIT { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } }
+
+int run_command(struct child_process *cp)
+{
+	struct child_pipes p = PIPES_INIT;
+	pid_t pid = 0;
+	double start = 0;
+	int rc = -1;
+	if (spawn(cp, &p, 0, &pid, &start))
 		goto out;
 	double deadline = cp->deadline_s > 0 ? start + cp->deadline_s : 0;
 	pump(cp, &p, pid, &deadline);
@@ -403,16 +449,182 @@ int run_command(struct child_process *cp)
 out:
 	if (cp->pid_slot)
 		*cp->pid_slot = 0;
-	for (int i = 0; i < 2; i++) {
-		if (p.in[i] >= 0) close(p.in[i]);
-		if (p.out[i] >= 0) close(p.out[i]);
-		if (p.err[i] >= 0) close(p.err[i]);
-		if (p.ex[i] >= 0) close(p.ex[i]);
-		if (p.x[i] >= 0) close(p.x[i]);
-	}
-	if (devnull >= 0)
-		close(devnull);
-	free(envp);
-	free(prog);
+	close_pipes(&p);
 	return rc;
+}
+
+/* ---- interactive children --------------------------------------------------------------- */
+
+struct child_session {
+	struct child_process *cp;
+	struct child_pipes p;
+	pid_t pid;
+	double start, deadline;  /* deadline 0 = none */
+	struct strbuf pending;   /* stdout read past the last line handed out */
+	int out_eof;
+};
+
+struct child_session *child_session_start(struct child_process *cp)
+{
+	if (!cp->out || cp->in_data || cp->extra)
+		BUG("child_session_start wants cp->out, no in_data and no extra pipe");
+	struct child_session *s = xcalloc(1, sizeof(*s));
+	struct child_pipes p0 = PIPES_INIT;
+	s->cp = cp;
+	s->p = p0;
+	strbuf_init(&s->pending, 0);
+	if (spawn(cp, &s->p, 1, &s->pid, &s->start)) {
+		close_pipes(&s->p);
+		strbuf_release(&s->pending);
+		free(s);
+		return NULL;
+	}
+	s->deadline = cp->deadline_s > 0 ? s->start + cp->deadline_s : 0;
+	return s;
+}
+
+pid_t child_session_pid(const struct child_session *s)
+{
+	return s->pid;
+}
+
+/* Drains stderr (when captured apart) into cp->err without blocking. */
+static void drain_err(struct child_session *s)
+{
+	if (s->p.err[0] < 0)
+		return;
+	for (;;) {
+		struct pollfd pf = { s->p.err[0], POLLIN, 0 };
+		if (poll(&pf, 1, 0) <= 0 || !pf.revents)
+			return;
+		char buf[4096];
+		ssize_t n = read(s->p.err[0], buf, sizeof(buf));
+		if (n > 0) {
+			sink_add(s->cp, s->cp->err, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		close(s->p.err[0]);
+		s->p.err[0] = -1;
+		return;
+	}
+}
+
+int child_session_read_line(struct child_session *s, struct strbuf *line, size_t cap, double timeout_s)
+{
+	double until = s->deadline;
+	if (timeout_s > 0 && (!until || now_s() + timeout_s < until))
+		until = now_s() + timeout_s;
+	strbuf_reset(line);
+	for (;;) {
+		char *nl = s->pending.len ? memchr(s->pending.buf, '\n', s->pending.len) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - s->pending.buf);
+			if (n > cap)
+				return CHILD_LINE_TOOLONG;
+			strbuf_add(line, s->pending.buf, n);
+			memmove(s->pending.buf, nl + 1, s->pending.len - n - 1);
+			s->pending.len -= n + 1;
+			s->pending.buf[s->pending.len] = '\0';
+			return CHILD_LINE_OK;
+		}
+		if (s->pending.len > cap)
+			return CHILD_LINE_TOOLONG;
+		if (s->out_eof || s->p.out[0] < 0)
+			return CHILD_LINE_EOF;
+		struct pollfd pf[2];
+		int np = 0;
+		pf[np].fd = s->p.out[0];
+		pf[np++].events = POLLIN;
+		if (s->p.err[0] >= 0) {
+			pf[np].fd = s->p.err[0];
+			pf[np++].events = POLLIN;
+		}
+		int timeout = -1;
+		if (until) {
+			double left = until - now_s();
+			if (left <= 0) {
+				kill(-s->pid, SIGKILL);
+				s->cp->timed_out = 1;
+				return CHILD_LINE_TIMEOUT;
+			}
+			timeout = (int)(left * 1000) + 1;
+		}
+		int r = poll(pf, (nfds_t)np, timeout);
+		if (r < 0 && errno != EINTR)
+			return CHILD_LINE_EOF;
+		if (r <= 0)
+			continue;
+		if (np > 1 && pf[1].revents)
+			drain_err(s);
+		if (!pf[0].revents)
+			continue;
+		char buf[65536];
+		ssize_t n = read(s->p.out[0], buf, sizeof(buf));
+		if (n > 0)
+			strbuf_add(&s->pending, buf, (size_t)n);
+		else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+			s->out_eof = 1;
+	}
+}
+
+int child_session_write(struct child_session *s, const char *data, size_t len)
+{
+	if (s->p.in[1] < 0)
+		return -1;
+	struct sigaction ign, old_pipe;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	size_t off = 0;
+	int rc = 0;
+	while (off < len) {
+		ssize_t w = write(s->p.in[1], data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = -1;
+			break;
+		}
+		off += (size_t)w;
+	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}
+
+void child_session_finish(struct child_session *s, double grace_s)
+{
+	if (!s)
+		return;
+	struct child_process *cp = s->cp;
+	if (s->p.in[1] >= 0) {
+		close(s->p.in[1]);
+		s->p.in[1] = -1;
+	}
+	/* what it still writes is drained (into nothing, or cp->err) until it closes its ends,
+	 * the grace passes or the deadline does */
+	double deadline = now_s() + (grace_s > 0 ? grace_s : 0);
+	if (s->deadline && s->deadline < deadline)
+		deadline = s->deadline;
+	if (!(deadline > now_s()))
+		deadline = now_s() + 0.001;
+	struct strbuf sink = STRBUF_INIT;
+	sink.cap = 1;
+	struct strbuf *save_out = cp->out;
+	cp->out = &sink; /* stdout past the protocol is not kept */
+	int save_trunc = cp->out_truncated;
+	pump(cp, &s->p, s->pid, &deadline);
+	reap(cp, s->pid, deadline);
+	cp->out = save_out;
+	cp->out_truncated = save_trunc;
+	if (cp->timed_out && s->deadline && now_s() < s->deadline)
+		cp->timed_out = 0; /* killed at the end of the grace: not the deadline */
+	strbuf_release(&sink);
+	cp->wall_s = now_s() - s->start;
+	if (cp->pid_slot)
+		*cp->pid_slot = 0;
+	close_pipes(&s->p);
+	strbuf_release(&s->pending);
+	free(s);
 }

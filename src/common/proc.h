@@ -74,6 +74,33 @@ int run_command(struct child_process *cp);
 int capture_command(struct child_process *cp, const char **argv, struct strbuf *out, size_t cap,
 		    int with_stderr, double deadline_s);
 
+/*
+ * Interactive children (git's start_command/finish_command, for a process that answers
+ * requests line by line and must stay alive between them: the reference process of module
+ * tasks, which holds GPU memory the runner opens meanwhile). Same argv/env/limits/process
+ * group/deadline as run_command; stdin is a pipe of ours, stdout is read line by line (cp->out
+ * must be set but is not filled: lines go to the caller), stderr goes to cp->err (capped) as
+ * it comes. The deadline (cp->deadline_s from the start) bounds every read and the finish.
+ *   1. struct child_session *s = child_session_start(&cp)  (NULL: cp.errmsg says why);
+ *   2. child_session_write(s, "...\n", n); child_session_read_line(s, &line, cap, timeout_s) ...;
+ *   3. child_session_finish(s, grace_s): closes its stdin, lets it exit within grace_s (and
+ *      the deadline), then kills its whole process group and reaps it; cp.status, signaled,
+ *      timed_out, wall_s as after run_command. Frees s. Nothing of the child survives it.
+ */
+struct child_session;
+struct child_session *child_session_start(struct child_process *cp);
+enum { CHILD_LINE_OK = 0, CHILD_LINE_EOF, CHILD_LINE_TIMEOUT, CHILD_LINE_TOOLONG };
+/* The next line of its stdout without the newline, at most cap bytes, in line (reset first),
+ * waiting at most timeout_s (0: up to the session's deadline only):
+ * CHILD_LINE_OK, _EOF (stdout closed: it exited or closed it), _TIMEOUT (the wait ended:
+ * its process group was killed, cp->timed_out set), _TOOLONG (more than cap bytes without a
+ * newline). */
+int child_session_read_line(struct child_session *s, struct strbuf *line, size_t cap, double timeout_s);
+/* Writes all of data to its stdin; -1 when it closed it (EPIPE: no SIGPIPE). */
+int child_session_write(struct child_session *s, const char *data, size_t len);
+pid_t child_session_pid(const struct child_session *s);
+void child_session_finish(struct child_session *s, double grace_s);
+
 /* Seconds on a monotonic clock. */
 double now_s(void);
 

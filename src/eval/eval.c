@@ -9,6 +9,7 @@
 #include "common/embedded.h"
 #include "common/paths.h"
 #include "common/proc.h"
+#include "eval/reference.h"
 #include "util/fsutil.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
@@ -257,6 +258,8 @@ static json_t *identify(const char *prog, int device, const char *dir, char **wh
 static json_t *get_baseline(const struct eval_opts *o, const struct task *t, const char *runner,
 			    const char *dir, const char *task_path, int *cached, char **why)
 {
+	/* a module: no task for cuBLASLt, the copy roofline and the peak of its precision alone */
+	const char *mprec = t ? NULL : reference_precision(o->module);
 	char *prog = baseline_program(runner), *cache = NULL, *path = NULL;
 	char dev[16];
 	snprintf(dev, sizeof(dev), "%d", o->device);
@@ -273,7 +276,10 @@ static json_t *get_baseline(const struct eval_opts *o, const struct task *t, con
 	/* the task, and the GPU as --identify describes it: name, UUID, driver, CUDA runtime,
 	 * cuBLASLt version, clocks */
 	char *idtext = json_dumps(json_object_get(id, "device"), JSON_COMPACT | JSON_SORT_KEYS);
-	task_to_json(t, &key);
+	if (t)
+		task_to_json(t, &key);
+	else
+		strbuf_addf(&key, "module precision %s", mprec);
 	strbuf_addf(&key, "\n%s\n%d\n" BASELINE_VERSION, idtext ? idtext : "", o->quick);
 	free(idtext);
 	char hex[65];
@@ -292,7 +298,8 @@ static json_t *get_baseline(const struct eval_opts *o, const struct task *t, con
 			b = NULL;
 		}
 	}
-	const char *args[] = { "--task", task_path, "--device", dev, o->quick ? "--quick" : NULL, NULL };
+	const char *args[] = { t ? "--task" : "--precision", t ? task_path : mprec, "--device", dev,
+			       o->quick ? "--quick" : NULL, NULL };
 	b = run_baseline(prog, args, dir, 600, why);
 	if (b && path && mkdir_p(cache) == 0) {
 		char *s = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
@@ -394,11 +401,12 @@ static char *protocol_missing(json_t *rep)
 }
 
 /* The baseline's figures into the report, and the metrics that compare with them. */
-static void merge_baseline(struct eval_result *r, const struct task *t, json_t *b, int cached,
-			   const char *why, double lim_gbps, double lim_tflops)
+static void merge_baseline(struct eval_result *r, const struct task *t, const struct module_desc *md,
+			   json_t *b, int cached, const char *why, double lim_gbps, double lim_tflops)
 {
 	json_t *base = json_object();
-	json_object_set_new(base, "kind", json_string(task_is_gemm_like(t) ? "cublaslt" : "copy_roofline"));
+	int gemm = t && task_is_gemm_like(t);
+	json_object_set_new(base, "kind", json_string(gemm ? "cublaslt" : "copy_roofline"));
 	if (!b) {
 		json_object_set_new(base, "error", json_string(why ? why : "no baseline"));
 		json_object_set_new(r->report, "baseline", base);
@@ -422,8 +430,16 @@ static void merge_baseline(struct eval_result *r, const struct task *t, json_t *
 	if (!json_is_object(metrics) || !(r->ms > 0))
 		return;
 	double copy = num_at(b, "copy_gbps", NULL), peak = num_at(b, "peak_tflops", NULL);
-	double t_mem = copy > 0 ? task_min_bytes(t) / (copy * 1e9) * 1e3 : -1, t_roof = t_mem;
-	if (task_is_gemm_like(t)) {
+	double bytes = t ? task_min_bytes(t) : md->bytes;
+	double t_mem = copy > 0 && bytes > 0 ? bytes / (copy * 1e9) * 1e3 : -1, t_roof = t_mem;
+	if (!t && md->flops > 0) {
+		/* a module: the compute side of its roofline from torch's flop count and the peak of
+		 * its precision (measured, else the hardware's) */
+		double mpeak = num_at(b, "peak_limit_tflops", NULL);
+		if (mpeak > 0)
+			t_roof = fmax(t_roof, md->flops / (mpeak * 1e12) * 1e3);
+	}
+	if (gemm) {
 		if (peak > 0)
 			t_roof = fmax(t_roof, task_flops(t) / (peak * 1e12) * 1e3);
 		double cb = num_at(b, "cublaslt", "median_ms");
@@ -444,8 +460,8 @@ static void merge_baseline(struct eval_result *r, const struct task *t, json_t *
 
 /* The evaluator's own bound on a passing report's time: the check that counts, since the
  * runner's process holds untrusted code. */
-static void check_plausible(struct eval_result *r, const struct task *t, json_t *b, double lim_gbps,
-			    double lim_tflops)
+static void check_plausible(struct eval_result *r, const struct task *t, const struct module_desc *md,
+			    json_t *b, double lim_gbps, double lim_tflops)
 {
 	if (!eval_passed(r))
 		return;
@@ -456,19 +472,22 @@ static void check_plausible(struct eval_result *r, const struct task *t, json_t 
 		return;
 	}
 	double l2 = num_at(b, "device", "l2_bytes");
-	double bytes = task_dram_bytes(t, l2 > 0 ? l2 : 0), flops = task_flops(t);
+	/* a module's inputs are copied in before each call and L2 flushed: each tensor once */
+	double bytes = t ? task_dram_bytes(t, l2 > 0 ? l2 : 0) : md->bytes;
+	double flops = t ? task_flops(t) : md->flops;
+	const char *prec = t ? precision_name(t->precision) : reference_precision(md);
 	double gbps = bytes / (r->ms * 1e-3) / 1e9, tflops = flops / (r->ms * 1e-3) / 1e12;
 	char *msg = NULL;
-	if (lim_gbps > 0 && gbps > lim_gbps)
+	if (lim_gbps > 0 && bytes > 0 && gbps > lim_gbps)
 		msg = xasprintf("%.4f ms means moving %.0f MB at %.0f GB/s, beyond this GPU's limit of %.0f GB/s "
 				"(the larger of 1.05 x its measured copy bandwidth and its DRAM's theoretical "
 				"bandwidth): no kernel can; its time was bent (work skipped or moved out of the "
 				"timed calls)", r->ms, bytes / 1e6, gbps, lim_gbps);
-	else if (lim_tflops > 0 && tflops > lim_tflops)
+	else if (lim_tflops > 0 && flops > 0 && tflops > lim_tflops)
 		msg = xasprintf("%.4f ms means %.1f TFLOP/s of %s work, beyond this GPU's limit of %.1f TFLOP/s "
 				"(1.05 x the larger of the measured and the theoretical peak of that precision): "
 				"no kernel can; its time was bent (work skipped or moved out of the timed calls)",
-				r->ms, tflops, precision_name(t->precision), lim_tflops);
+				r->ms, tflops, prec, lim_tflops);
 	if (!msg)
 		return;
 	r->verdict = VERDICT_IMPLAUSIBLE;
@@ -476,6 +495,53 @@ static void check_plausible(struct eval_result *r, const struct task *t, json_t 
 	r->message = msg;
 	json_object_set_new(r->report, "verdict", json_string(verdict_name(VERDICT_IMPLAUSIBLE)));
 	json_object_set_new(r->report, "message", json_string(msg));
+}
+
+/* ---- module tasks: the reference process's cases, handed to the runner ------------------ */
+
+/* The reference process's eager and torch.compile times as baseline.torch_eager (the shape
+ * eval --torch gives built-in tasks), with the speedups. */
+static void merge_module_torch(struct eval_result *r, const struct module_desc *md, json_t *prep)
+{
+	json_t *bl = json_object_get(prep, "baselines");
+	json_t *base = json_object_get(r->report, "baseline");
+	json_t *metrics = json_object_get(r->report, "metrics");
+	if (!json_is_object(bl) || !r->report)
+		return;
+	if (!base) {
+		base = json_object();
+		json_object_set_new(r->report, "baseline", base);
+	}
+	json_t *te = json_object();
+	double eager = num_at(bl, "eager_ms", NULL), cms = num_at(bl, "compile_ms", NULL);
+	json_object_set_new(te, "source", json_string("reference process"));
+	if (md->torch)
+		json_object_set_new(te, "torch", json_string(md->torch));
+	if (eager > 0)
+		json_object_set_new(te, "ms", json_real(eager));
+	else
+		json_object_set_new(te, "error", json_string("the reference process gave no eager time"));
+	if (cms > 0)
+		json_object_set_new(te, "compile_ms", json_real(cms));
+	const char *mode = json_string_value(json_object_get(bl, "compile_mode"));
+	const char *cerr = json_string_value(json_object_get(bl, "compile_error"));
+	if (mode)
+		json_object_set_new(te, "compile_mode", json_string(mode));
+	if (cerr)
+		json_object_set_new(te, "compile_error", json_sprintf("%.1000s", cerr));
+	json_t *bd = json_object_get(bl, "median_ms_by_dist");
+	if (json_is_object(bd))
+		json_object_set(te, "median_ms_by_dist", bd);
+	json_object_set_new(base, "torch_eager", te);
+	if (json_is_object(metrics) && r->ms > 0) {
+		if (eager > 0) {
+			r->speedup_torch = eager / r->ms;
+			json_object_set_new(metrics, "speedup_vs_torch", json_real(r->speedup_torch));
+			json_object_set_new(metrics, "speedup_vs_eager", json_real(r->speedup_torch));
+		}
+		if (cms > 0)
+			json_object_set_new(metrics, "speedup_vs_torch_compile", json_real(cms / r->ms));
+	}
 }
 
 static int make_nonce(char hex[33])
@@ -506,6 +572,11 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	int base_cached = 0;
 	char nonce[33], nonce_line[40];
 	double t0 = now_s();
+	const struct module_desc *md = t ? NULL : o->module;
+	struct reference_session *rs = NULL;
+	json_t *prep = NULL;
+	if (!t && !md)
+		BUG("eval_run without a task or a module");
 
 	if (access(runner, X_OK)) {
 		*err = xasprintf("cannot run the evaluator '%s': build it with 'make'", runner);
@@ -527,19 +598,64 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		*err = xasprintf("cannot make a scratch directory under '%s'", tmp && *tmp ? tmp : "/tmp");
 		goto out;
 	}
-	task_path = xasprintf("%s/task.json", dir);
-	task_to_json(t, &sb);
-	if (write_file_atomic(task_path, sb.buf, sb.len)) {
+	task_path = xasprintf("%s/%s", dir, t ? "task.json" : "run.json");
+	if (t)
+		task_to_json(t, &sb);
+	if (t && write_file_atomic(task_path, sb.buf, sb.len)) {
 		*err = xasprintf("cannot write '%s'", task_path);
 		goto out;
 	}
 
+	if (md) {
+		/* no GPU, no reference process: the verdict a built-in task gets from the runner */
+		char *derr = NULL;
+		json_t *devs = eval_list_devices(runner, 1, &derr);
+		json_t *list = json_object_get(devs, "devices");
+		if (devs && json_array_size(list) <= (size_t)o->device) {
+			const char *why_nd = json_string_value(json_object_get(devs, "error"));
+			r->verdict = VERDICT_NO_DEVICE;
+			r->message = json_array_size(list)
+				? xasprintf("no CUDA device %d (this machine has %zu)", o->device, json_array_size(list))
+				: xasprintf("no CUDA device: kernels can be compiled but not evaluated (%s); a "
+					    "module's reference process needs the GPU too", why_nd ? why_nd : "none found");
+			r->wall_s = now_s() - t0;
+			json_decref(devs);
+			free(derr);
+			rc = 0;
+			goto out;
+		}
+		json_decref(devs);
+		free(derr);
+	}
 	turn = gpu_turn_take(); /* given back at out: baselines and the torch baseline time the GPU */
 	double lim_gbps = 0, lim_tflops = 0;
 	if (!o->no_baseline) {
 		base = get_baseline(o, t, runner, dir, task_path, &base_cached, &base_why);
 		if (base)
 			limits_of(base, &lim_gbps, &lim_tflops);
+	}
+	if (md) {
+		/* the module's cases, in the reference process, which holds them on the GPU until
+		 * released after the runner */
+		struct reference_prepare_opts po = REFERENCE_PREPARE_OPTS_INIT;
+		po.device = o->device;
+		po.quick = o->quick;
+		po.baselines = o->torch;
+		po.precision = reference_precision(md);
+		/* torch.compile's max-autotune takes minutes: a longer wait for the baselines, unless
+		 * the user set one ($CUTEGEN_REFERENCE_TIMEOUT) */
+		const char *rt = getenv("CUTEGEN_REFERENCE_TIMEOUT");
+		if (o->torch && !(rt && *rt))
+			po.deadline_s = 1200;
+		int prc = reference_prepare(md, &po, &rs, &prep, err);
+		if (prc) {
+			r->code = prc;
+			goto out;
+		}
+		if (reference_write_run(md, prep, lim_gbps, lim_tflops, task_path, err)) {
+			r->code = CG_EXTERNAL;
+			goto out;
+		}
 	}
 
 	char devbuf[16], gbuf[32], tbuf[32];
@@ -549,7 +665,7 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	const char *argv[20];
 	int n = 0;
 	argv[n++] = runner;
-	argv[n++] = "--task"; argv[n++] = task_path;
+	argv[n++] = t ? "--task" : "--module"; argv[n++] = task_path;
 	argv[n++] = "--kernel"; argv[n++] = so_abs;
 	argv[n++] = "--report-fd"; argv[n++] = "3";
 	argv[n++] = "--device"; argv[n++] = devbuf;
@@ -582,7 +698,11 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	cp.limits = &lim;
 	const char *netns = getenv("CUTEGEN_RUNNER_NETNS");
 	cp.new_netns = !(netns && !strcmp(netns, "0"));
-	if (run_command(&cp)) {
+	int started = run_command(&cp) == 0;
+	/* the runner has ended (or never started): the reference process lets its tensors go */
+	reference_release(rs);
+	rs = NULL;
+	if (!started) {
 		*err = xasprintf("%s", cp.errmsg);
 		goto out;
 	}
@@ -642,13 +762,17 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		goto out;
 	}
 	if (!o->no_baseline || base) {
-		merge_baseline(r, t, base, base_cached, base_why, lim_gbps, lim_tflops);
-		check_plausible(r, t, base, lim_gbps, lim_tflops);
+		merge_baseline(r, t, md, base, base_cached, base_why, lim_gbps, lim_tflops);
+		check_plausible(r, t, md, base, lim_gbps, lim_tflops);
 	}
-	if (o->torch && eval_passed(r))
+	if (md && eval_passed(r))
+		merge_module_torch(r, md, prep);
+	else if (o->torch && eval_passed(r))
 		torch_baseline(o, dir, task_path, r);
 	json_object_set_new(r->report, "runner_wall_s", json_real(cp.wall_s));
 out:
+	reference_release(rs);
+	json_decref(prep);
 	gpu_turn_give(turn);
 	if (dir && !o->keep_scratch)
 		remove_tree(dir);
@@ -682,9 +806,43 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 		    t ? "" : "");
 	if (t)
 		strbuf_addf(out, "contract  %s (%s)\n", precision_name(t->precision), dtype_name(t->in_dtype));
+	json_t *mod = json_object_get(rep, "module");
+	if (!t && json_is_object(mod))
+		strbuf_addf(out, "contract  %.16s (module, truth %.8s, %.0f cases from the reference process)\n",
+			    json_string_value(json_object_get(rep, "precision")) ?
+			    json_string_value(json_object_get(rep, "precision")) : "?",
+			    json_string_value(json_object_get(mod, "truth")) ?
+			    json_string_value(json_object_get(mod, "truth")) : "?", num_at(mod, "cases", NULL));
 	if (r->message && *r->message)
 		strbuf_addf(out, "why       %s\n", r->message);
 	json_t *checks = json_object_get(rep, "checks");
+	if (json_is_object(mod)) {
+		/* the budget used, and the element closest to (or furthest past) it */
+		json_t *c, *worst = NULL;
+		size_t i;
+		double wr = -1;
+		json_array_foreach(checks, i, c) {
+			double x = num_at(c, "max_err_over_budget", NULL);
+			if (x > wr && json_object_get(c, "worst")) {
+				wr = x;
+				worst = c;
+			}
+		}
+		strbuf_addf(out, "budget    %.3g x max(|ref - truth|, E max(1, |truth| / mean|truth|)) + %.3g ulp of the "
+			    "output dtype at |truth|\n", num_at(mod, "tolerance", "multiple"),
+			    num_at(mod, "tolerance", "ulps"));
+		if (worst) {
+			json_t *w = json_object_get(worst, "worst");
+			char *idx = json_dumps(json_object_get(w, "index"), JSON_COMPACT);
+			strbuf_addf(out, "worst     '%.64s' %s: got %.9g, want %.9g, budget %.3g (E %.3g, %.3g of "
+				    "the budget)\n",
+				    json_string_value(json_object_get(worst, "output")) ?
+				    json_string_value(json_object_get(worst, "output")) : "?", idx ? idx : "?",
+				    num_at(w, "got", NULL), num_at(w, "want", NULL), num_at(w, "budget", NULL),
+				    num_at(worst, "E", NULL), wr);
+			free(idx);
+		}
+	}
 	if (json_array_size(checks)) {
 		size_t i, ok = 0;
 		json_t *c;

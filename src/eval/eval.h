@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "common/task.h"
+#include "common/task_module.h"
 
 struct eval_opts {
 	const char *runner;      /* path of cutegen-runner; NULL = beside the cutegen binary */
@@ -37,8 +38,13 @@ struct eval_opts {
 	const char *baseline_cache; /* where baselines are cached; NULL = $XDG_CACHE_HOME or
 				       ~/.cache, then cutegen/baseline. The baseline program is
 				       $CUTEGEN_BASELINE, else cutegen-baseline beside the runner */
+	const struct module_desc *module; /* with task NULL: judge this module (not lowered to a
+				       built-in op) through the reference process: its cases
+				       prepared there (with eager and torch.compile baselines
+				       when torch is set), handed to the runner as CUDA IPC
+				       handles (docs/evaluation.md, "Module tasks") */
 };
-#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0, NULL }
+#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL }
 
 struct eval_result {
 	enum verdict verdict; /* VERDICT_PASS, or how it failed (common/verdict.h): among them
@@ -55,11 +61,15 @@ struct eval_result {
 	/* metrics (negative when unknown) */
 	double ms, tflops, gbps, speedup, roofline_fraction, speedup_torch;
 	int netns;          /* the runner ran without network (a network namespace of its own) */
+	int code;           /* when eval_run returns -1: a code of util/err.h for the exit status
+			       (CG_INPUT: the module's reference failed; CG_TIMEOUT: it hung;
+			       CG_ENV: the machine), 0 when none was set */
 };
-#define EVAL_RESULT_INIT { VERDICT_NONE, NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1, 0 }
+#define EVAL_RESULT_INIT { VERDICT_NONE, NULL, NULL, NULL, NULL, 0, 0, -1, -1, -1, -1, -1, -1, 0, 0 }
 
 /* Returns 0 when a verdict was reached (pass or not), -1 when the evaluation could not run at
- * all (no runner binary, no scratch space): *err then says why (heap string). */
+ * all (no runner binary, no scratch space, a module's reference process that failed): *err then
+ * says why (heap string) and r->code may give its code. t may be NULL with o->module set. */
 int eval_run(const struct eval_opts *o, const struct task *t, const char *so_path,
 	     struct eval_result *r, char **err);
 void eval_result_release(struct eval_result *r);
@@ -67,7 +77,7 @@ void eval_result_release(struct eval_result *r);
 /* Fills r from a runner report already on disk (recorded runs stand in for the GPU in tests). */
 int eval_result_from_report(struct eval_result *r, const char *report_json, char **err);
 
-/* Human-readable multi-line summary of a result. */
+/* Human-readable multi-line summary of a result (t NULL for a module task). */
 void eval_format(const struct eval_result *r, const struct task *t, struct strbuf *out);
 
 /* 1 when the verdict means the kernel is correct. */

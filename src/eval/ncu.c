@@ -6,6 +6,7 @@
  */
 #include "common/verdict.h"
 #include "eval/ncu.h"
+#include "eval/reference.h"
 #include "common/paths.h"
 #include "common/proc.h"
 #include "util/fsutil.h"
@@ -573,7 +574,7 @@ static int hash_file(const char *path, char hex[65])
 
 /* Builds ncu's argv into av (static strings and the caller's); returns the count. */
 static int build_argv(const char **av, const char *ncu, const char *metrics, int details,
-		      const char *log_path, const char *runner, const char *task_path,
+		      const char *log_path, const char *runner, int module, const char *task_path,
 		      const char *so, const char *dev)
 {
 	int n = 0;
@@ -594,7 +595,7 @@ static int build_argv(const char **av, const char *ncu, const char *metrics, int
 		av[n++] = "--metrics"; av[n++] = metrics;
 	}
 	av[n++] = runner;
-	av[n++] = "--task"; av[n++] = task_path;
+	av[n++] = module ? "--module" : "--task"; av[n++] = task_path;
 	av[n++] = "--kernel"; av[n++] = so;
 	av[n++] = "--device"; av[n++] = dev;
 	av[n++] = "--profile";
@@ -789,7 +790,12 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 	struct strbuf printed = STRBUF_INIT, logf = STRBUF_INIT;
 	char so_hex[65], key[65], dev[16];
 	const char *argv[64];
+	const struct module_desc *md = t ? NULL : o->module;
+	struct reference_session *rs = NULL;
+	json_t *prep = NULL;
 	*err = NULL;
+	if (!t && !md)
+		BUG("ncu_profile without a task or a module");
 
 	st = find_tools(o, &ncu, &runner, err);
 	if (st)
@@ -802,7 +808,14 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 	}
 	snprintf(dev, sizeof(dev), "%d", o->device);
 
-	task_to_json(t, &sb);
+	if (t) {
+		task_to_json(t, &sb);
+	} else { /* a module: its description and its file's content */
+		char mod_hex[65];
+		module_desc_to_json(md, &sb);
+		if (hash_file(md->file, mod_hex) == 0)
+			strbuf_add(&sb, mod_hex, 64);
+	}
 	profile_key(so_hex, &sb, dev, key);
 	cache = o->cache_dir ? xstrdup(o->cache_dir) : default_cache_dir();
 	cache_file = xasprintf("%s/%s.csv", cache, key);
@@ -819,11 +832,25 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		dir = NULL;
 		goto out;
 	}
-	task_path = xasprintf("%s/task.json", dir);
+	task_path = xasprintf("%s/%s", dir, t ? "task.json" : "run.json");
 	log_path = xasprintf("%s/ncu.csv", dir);
-	if (write_file_atomic(task_path, sb.buf, sb.len)) {
+	if (t && write_file_atomic(task_path, sb.buf, sb.len)) {
 		*err = xasprintf("cannot write '%s'", task_path);
 		goto out;
+	}
+	if (md) {
+		/* the reference process holds the cases while ncu runs the runner on them */
+		struct reference_prepare_opts po = REFERENCE_PREPARE_OPTS_INIT;
+		po.device = o->device;
+		po.quick = 1;
+		po.precision = reference_precision(md);
+		int prc = reference_prepare(md, &po, &rs, &prep, err);
+		if (!prc && reference_write_run(md, prep, 0, 0, task_path, err))
+			prc = CG_EXTERNAL;
+		if (prc) {
+			st = prc; /* the reference's code: exit 3 for the module's fault, 4, 5 */
+			goto out;
+		}
 	}
 
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
@@ -832,8 +859,8 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 	int turn = gpu_turn_take(); /* see eval's: no other process's timing shares the GPU */
 	for (int attempt = 0; attempt < 5; attempt++) {
 		metrics_arg(&metrics, &dropped);
-		build_argv(argv, ncu, metrics.buf, details, log_path, runner, task_path, so,
-			   dev);
+		build_argv(argv, ncu, metrics.buf, details, log_path, runner, md != NULL, task_path,
+			   so, dev);
 		unlink(log_path);
 		strbuf_reset(&logf);
 		struct child_process cp = CHILD_PROCESS_INIT;
@@ -907,6 +934,8 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		*err = xstrdup("ncu kept rejecting the metrics it was asked for");
 
 out:
+	reference_release(rs);
+	json_decref(prep);
 	if (dir && !o->keep_scratch)
 		remove_tree(dir);
 	free(ncu);

@@ -11,6 +11,8 @@
  *       --log-file SCRATCH/ncu.csv --metrics M1,M2,...
  *       cutegen-runner --task SCRATCH/task.json --kernel K.so --out SCRATCH/report.json
  *                      --device N --profile
+ * (for a module that is not lowered, --module SCRATCH/run.json: the reference process
+ * prepares 3 cases, and is released once ncu is done)
  * The runner calls the candidate once to warm up, then once between cudaProfilerStart() and
  * cudaProfilerStop(): only the candidate's kernels are profiled. When ncu rejects metric names
  * ("Failed to find metric"), those are dropped and the run retried; when that fails too, the
@@ -32,9 +34,11 @@
 #include "eval/ncu_csv.h"
 #include "util/err.h"
 #include "common/task.h"
+#include "common/task_module.h"
 #include "util/strbuf.h"
 
-/* What ncu_profile() returns: extended codes of util/err.h (cg_primary() gives the kind). */
+/* What ncu_profile() returns: extended codes of util/err.h (cg_primary() gives the kind); for a
+ * module whose reference process failed, reference_prepare's code ("failed"). */
 enum ncu_status {
 	NCU_OK = CG_OK,
 	NCU_E_MISSING = CG_EXT(CG_ENV, 1),         /* no ncu program here */
@@ -66,8 +70,11 @@ struct ncu_opts {
 	int no_cache;
 	const char *scratch_root;/* NULL = $TMPDIR or /tmp */
 	int keep_scratch;
+	const struct module_desc *module; /* with task NULL: a module that is not lowered, its
+				     cases prepared by the reference process (eval/reference.h)
+				     for as long as ncu runs */
 };
-#define NCU_OPTS_INIT { NULL, NULL, 0, 0, NULL, 0, NULL, 0 }
+#define NCU_OPTS_INIT { NULL, NULL, 0, 0, NULL, 0, NULL, 0, NULL }
 #define NCU_DEFAULT_DEADLINE_S 300.0
 #define NCU_LOG_CAP (8u << 20)
 

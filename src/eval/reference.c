@@ -8,6 +8,7 @@
 #include "common/embedded.h"
 #include "common/proc.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -223,17 +224,269 @@ int task_resolve_judgeable(const char *spec, struct task **t, struct module_desc
 {
 	struct module_desc *m = NULL;
 	int rc = task_resolve(spec, t, &m, err);
-	if (!rc && !*t) {
-		*err = xasprintf("module '%s' is not one of cutegen's built-in ops (%s); judging it needs "
-				 "the reference-process evaluation (its tensors handed to the runner on the "
-				 "GPU, measured tolerances), which is not in this build yet; 'cutegen task "
-				 "show %s' shows its tensors", spec, m->lowered_why ? m->lowered_why : "not lowered",
-				 spec);
-		rc = CG_ENV;
+	if (!rc && !*t && !md) {
+		*err = xasprintf("module '%s' is not one of cutegen's built-in ops (%s), and this command "
+				 "judges built-in tasks only; 'cutegen eval KERNEL --task %s' judges it "
+				 "through the reference process", spec,
+				 m->lowered_why ? m->lowered_why : "not lowered", spec);
+		rc = CG_INPUT;
 	}
 	if (md)
 		*md = m;
 	else
 		module_desc_free(m);
+	return rc;
+}
+
+/* ---- prepare / release ------------------------------------------------------------------ */
+
+struct reference_session {
+	struct child_process cp;
+	struct child_session *cs;
+	struct strbuf err;           /* its stderr, capped */
+	struct strbuf outmark;       /* stdout is a pipe (read line by line, never filled) */
+	const char *argv[4];
+};
+
+int reference_session_pid(const struct reference_session *rs)
+{
+	return rs && rs->cs ? (int)child_session_pid(rs->cs) : 0;
+}
+
+static int prepare_kind_code(const char *kind)
+{
+	if (!strcmp(kind, "memory") || !strcmp(kind, "ipc"))
+		return CG_ENV;
+	return kind_code(kind);
+}
+
+/* The cases asked for: seeds 1.. over the distributions module, normal, large (twice each;
+ * once with quick). */
+static json_t *prepare_cases(int quick)
+{
+	static const char *dists[] = { "module", "normal", "large" };
+	json_t *a = json_array();
+	int n = quick ? 3 : 6;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:i,s:s}", "seed", i + 1, "dist", dists[i % 3]));
+	return a;
+}
+
+int reference_prepare(const struct module_desc *md, const struct reference_prepare_opts *po,
+		      struct reference_session **rsp, json_t **prepared, char **err)
+{
+	const struct embedded_file *f = embedded_find("tools/reference.py");
+	const char *py = reference_python();
+	struct strbuf line = STRBUF_INIT;
+	json_t *rep = NULL;
+	int rc = CG_EXTERNAL;
+	double deadline = po->deadline_s > 0 ? po->deadline_s : reference_deadline();
+	*rsp = NULL;
+	*prepared = NULL;
+	if (!f)
+		BUG("tools/reference.py is not embedded");
+	struct reference_session *rs = xcalloc(1, sizeof(*rs));
+	strbuf_init(&rs->err, 0);
+	rs->err.cap = 1 << 16;
+	rs->argv[0] = py;
+	rs->argv[1] = "-c";
+	rs->argv[2] = f->data;
+	rs->argv[3] = NULL;
+	struct child_process init = CHILD_PROCESS_INIT;
+	rs->cp = init;
+	rs->cp.argv = rs->argv;
+	strbuf_init(&rs->outmark, 0);
+	rs->cp.out = &rs->outmark;
+	rs->cp.err = &rs->err;
+	rs->cs = child_session_start(&rs->cp);
+	if (!rs->cs) {
+		*err = xasprintf("cannot run the reference process with '%s' (%s); module tasks need "
+				 "Python 3 with PyTorch: install them, or name a python with "
+				 "'cutegen --python PATH' or $CUTEGEN_PYTHON", py, rs->cp.errmsg);
+		strbuf_release(&rs->err);
+		free(rs);
+		strbuf_release(&line);
+		return REFERENCE_E_NO_PYTHON;
+	}
+
+	json_t *req = json_pack("{s:s,s:s,s:i,s:i,s:o,s:s,s:b,s:f}", "op", "prepare", "file", md->file,
+				"seed", REFERENCE_SEED, "device", po->device, "cases", prepare_cases(po->quick),
+				"precision", po->precision ? po->precision : (md->precision ? md->precision : "strict"),
+				"baselines", po->baselines, "memory_fraction",
+				po->memory_fraction > 0 ? po->memory_fraction : 0.35);
+	char *text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	strbuf_addstr(&line, text);
+	strbuf_addch(&line, '\n');
+	free(text);
+	/* a child that died before reading fails the write (EPIPE): its hello or stderr says why */
+	(void)child_session_write(rs->cs, line.buf, line.len);
+
+	int lr = child_session_read_line(rs->cs, &line, 1 << 16, deadline);
+	json_t *hello = lr == CHILD_LINE_OK ? json_loadb(line.buf, line.len, 0, NULL) : NULL;
+	int spoke = json_is_object(hello) && json_is_string(json_object_get(hello, "hello"));
+	json_decref(hello);
+	if (!spoke) {
+		child_session_finish(rs->cs, 2);
+		rs->cs = NULL;
+		char *t = tail_line(&rs->err);
+		if (lr == CHILD_LINE_TIMEOUT)
+			*err = xasprintf("the reference process ('%s') said nothing within %.0f s and was "
+					 "killed", py, deadline);
+		else
+			*err = xasprintf("'%s' exited with status %d before speaking the reference protocol "
+					 "(%s); module tasks need Python 3 (3.8 or later) with PyTorch: name "
+					 "one with 'cutegen --python PATH' or $CUTEGEN_PYTHON", py,
+					 rs->cp.status, *t ? t : "it printed nothing");
+		free(t);
+		rc = lr == CHILD_LINE_TIMEOUT ? CG_TIMEOUT : REFERENCE_E_NO_PYTHON;
+		goto fail;
+	}
+	lr = child_session_read_line(rs->cs, &line, REFERENCE_PREPARE_MAX, deadline);
+	if (lr == CHILD_LINE_TIMEOUT) {
+		*err = xasprintf("module '%s': the reference process did not prepare its cases within "
+				 "%.0f s and was killed, its whole process group (building the module, its "
+				 "inputs, its forward in float64, or torch.compile hangs); fix the module, or "
+				 "give a slow one more time with $CUTEGEN_REFERENCE_TIMEOUT=SECONDS",
+				 md->file, deadline);
+		rc = CG_TIMEOUT;
+		goto fail;
+	}
+	if (lr == CHILD_LINE_TOOLONG) {
+		*err = xasprintf("module '%s': the reference process's prepare reply is larger than %d "
+				 "bytes", md->file, REFERENCE_PREPARE_MAX);
+		rc = CG_EXTERNAL;
+		goto fail;
+	}
+	rep = lr == CHILD_LINE_OK ? json_loadb(line.buf, line.len, 0, NULL) : NULL;
+	if (!json_is_object(rep)) {
+		child_session_finish(rs->cs, 2);
+		rs->cs = NULL;
+		char *t = tail_line(&rs->err);
+		*err = xasprintf("module '%s': the reference process %s without preparing its cases "
+				 "(%s)", md->file, lr == CHILD_LINE_OK ? "answered no JSON object" :
+				 rs->cp.signaled ? "was killed by a signal" : "exited",
+				 *t ? t : "no message");
+		free(t);
+		rc = CG_EXTERNAL;
+		goto fail;
+	}
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		const char *kind = json_string_value(json_object_get(rep, "kind"));
+		const char *msg = json_string_value(json_object_get(rep, "message"));
+		kind = kind ? kind : "unknown";
+		*err = xasprintf("module '%s': %.2000s [%s]", md->file,
+				 msg ? msg : "the reference process failed", kind);
+		rc = prepare_kind_code(kind);
+		goto fail;
+	}
+	json_t *p = json_object_get(rep, "prepare");
+	if (!json_is_object(p)) {
+		*err = xasprintf("module '%s': the reference process's reply has no \"prepare\" object",
+				 md->file);
+		rc = CG_EXTERNAL;
+		goto fail;
+	}
+	*prepared = json_incref(p);
+	*rsp = rs;
+	json_decref(rep);
+	strbuf_release(&line);
+	return CG_OK;
+fail:
+	json_decref(rep);
+	strbuf_release(&line);
+	reference_release(rs);
+	return rc;
+}
+
+void reference_release(struct reference_session *rs)
+{
+	if (!rs)
+		return;
+	if (rs->cs) {
+		static const char rel[] = "{\"op\":\"release\"}\n";
+		struct strbuf line = STRBUF_INIT;
+		/* its reply ({"ok": true}) is awaited briefly; then end of input, a grace, the kill */
+		if (child_session_write(rs->cs, rel, sizeof(rel) - 1) == 0)
+			(void)child_session_read_line(rs->cs, &line, 4096, 10);
+		strbuf_release(&line);
+		child_session_finish(rs->cs, 10);
+	}
+	strbuf_release(&rs->err);
+	free(rs);
+}
+
+/* ---- the module-run file ------------------------------------------------------------------ */
+
+/* The contract a module is judged by ("strict" when describe named none). */
+const char *reference_precision(const struct module_desc *md)
+{
+	const char *p = md ? md->precision : NULL;
+	return p && (!strcmp(p, "strict") || !strcmp(p, "tf32") || !strcmp(p, "fp16") ||
+		     !strcmp(p, "bf16") || !strcmp(p, "none")) ? p : "strict";
+}
+
+#define MODULE_TOL_MULTIPLE 8 /* docs/evaluation.md, "Module tasks": the budget's multiple of */
+#define MODULE_TOL_ULPS 4     /* the reference's own error, and its floor in output ulps */
+
+static json_t *module_tensor_json(const struct module_tensor *mt)
+{
+	json_t *shape = json_array();
+	for (int d = 0; d < mt->ndim; d++)
+		json_array_append_new(shape, json_integer(mt->shape[d]));
+	return json_pack("{s:s,s:s,s:s,s:o}", "name", mt->name, "role", module_role_name(mt->role),
+			 "dtype", mt->dtype, "shape", shape);
+}
+
+/* Whether the prepare reply's tensor list is describe's, name by name: NULL, or why not. */
+static char *module_tensors_differ(const struct module_desc *md, json_t *got)
+{
+	if (!json_is_array(got) || json_array_size(got) != (size_t)md->ntensors)
+		return xasprintf("it lists %zu tensors, describe %d", json_array_size(got), md->ntensors);
+	for (int i = 0; i < md->ntensors; i++) {
+		json_t *want = module_tensor_json(&md->tensors[i]);
+		int same = json_equal(want, json_array_get(got, (size_t)i));
+		json_decref(want);
+		if (!same)
+			return xasprintf("tensor %d ('%s') differs", i, md->tensors[i].name);
+	}
+	return NULL;
+}
+
+/* RUN.json (docs/evaluation.md, "Module tasks") from the description and the prepare reply.
+ * 0, or -1 with *err. */
+int reference_write_run(const struct module_desc *md, json_t *prep, double lim_gbps,
+			double lim_tflops, const char *path, char **err)
+{
+	char *why = module_tensors_differ(md, json_object_get(prep, "tensors"));
+	if (why) {
+		*err = xasprintf("module '%s': the reference process prepared other tensors than it "
+				 "described (%s); this is a bug of the reference process", md->file, why);
+		free(why);
+		return -1;
+	}
+	json_t *tensors = json_array(), *scalars = json_array();
+	for (int i = 0; i < md->ntensors; i++)
+		json_array_append_new(tensors, module_tensor_json(&md->tensors[i]));
+	for (int i = 0; i < md->nscalars; i++)
+		json_array_append_new(scalars, json_pack("{s:s,s:f}", "name", md->scalars[i].name,
+							 "value", md->scalars[i].value));
+	const char *truth = json_string_value(json_object_get(prep, "truth"));
+	json_t *run = json_pack("{s:s,s:s,s:o,s:o,s:s,s:s,s:{s:i,s:i},s:f,s:f,s:{s:f,s:f},s:O}",
+				"name", md->name ? md->name : "module", "file", md->file,
+				"tensors", tensors, "scalars", scalars,
+				"precision", reference_precision(md), "truth", truth ? truth : "",
+				"tolerance", "multiple", MODULE_TOL_MULTIPLE, "ulps", MODULE_TOL_ULPS,
+				"flops", md->flops >= 0 ? md->flops : -1.0,
+				"bytes", md->bytes >= 0 ? md->bytes : -1.0,
+				"limits", "gbps", lim_gbps, "tflops", lim_tflops,
+				"cases", json_object_get(prep, "cases") ? json_object_get(prep, "cases")
+									: json_null());
+	char *text = run ? json_dumps(run, JSON_COMPACT) : NULL;
+	int rc = text && write_file_atomic(path, text, strlen(text)) == 0 ? 0 : -1;
+	if (rc)
+		*err = xasprintf("cannot write '%s'", path);
+	free(text);
+	json_decref(run);
 	return rc;
 }

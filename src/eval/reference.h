@@ -19,6 +19,8 @@
 #include "common/task_module.h"
 #include "util/err.h"
 
+#include <jansson.h>
+
 #define REFERENCE_DEADLINE_S 300.0 /* default; $CUTEGEN_REFERENCE_TIMEOUT overrides (seconds) */
 #define REFERENCE_SEED 42
 
@@ -47,13 +49,52 @@ int reference_describe(const char *file, struct module_desc **out, char **err);
  */
 int reference_probe(char **executable, char **torch, char **torch_error, char **err);
 
+/*
+ * "prepare" (docs/evaluation.md, "Module tasks"): the reference process computes the cases of
+ * a module that is not lowered (inputs, the task-dtype reference and the float64 truth of
+ * every output, each a CUDA IPC handle into its own GPU memory) and, asked for, the PyTorch
+ * eager and torch.compile baselines; then it waits, holding every tensor, until released.
+ *   1. struct reference_session *rs; json_t *prep;
+ *      rc = reference_prepare(md, &po, &rs, &prep, &err)  (0: rs alive, prep = the reply's
+ *      "prepare" object, owned by the caller; else a code as reference_describe's, CG_ENV for
+ *      kinds "memory", "ipc" and "gpu", and nothing left running);
+ *   2. hand the handles to the runner (RUN.json);
+ *   3. reference_release(rs): sends {"op":"release"}, lets it exit, kills its process group and
+ *      reaps it, whatever happened before. Always call it once rs is set.
+ */
+struct reference_prepare_opts {
+	int device;
+	int quick;                /* fewer cases */
+	int baselines;            /* time eager and torch.compile too */
+	const char *precision;    /* the contract's name ("strict", ...) */
+	double memory_fraction;   /* of free GPU memory the cases may take; 0 = 0.35 */
+	double deadline_s;        /* for the reply; 0 = $CUTEGEN_REFERENCE_TIMEOUT or 300 s */
+};
+#define REFERENCE_PREPARE_OPTS_INIT { 0, 0, 0, NULL, 0, 0 }
+#define REFERENCE_PREPARE_MAX (8 << 20) /* bytes of the prepare reply */
+struct reference_session;
+int reference_prepare(const struct module_desc *md, const struct reference_prepare_opts *po,
+		      struct reference_session **rs, json_t **prepared, char **err);
+/* The contract a module is judged by: describe's, "strict" when it named none. Static. */
+const char *reference_precision(const struct module_desc *md);
+/* Writes the module-run file the runner reads (cutegen-runner --module PATH: the tensor list,
+ * scalars, contract, truth, tolerance, FLOPs, bytes, limits and the prepare reply's cases),
+ * after checking the reply's tensor list is describe's. 0, or -1 with a heap message in *err
+ * (CG_EXTERNAL: the reference's fault, or the file cannot be written). */
+int reference_write_run(const struct module_desc *md, json_t *prepared, double lim_gbps,
+			double lim_tflops, const char *path, char **err);
+/* The process id (its process group) of the reference, for tests and logs. */
+int reference_session_pid(const struct reference_session *rs);
+void reference_release(struct reference_session *rs);
+
 /* A task from a spec: a built-in name or JSON file (task_load) or a module (.py). See the usage
  * above; returns 0 or a code of util/err.h with a heap message in *err. */
 int task_resolve(const char *spec, struct task **t, struct module_desc **md, char **err);
 
-/* As task_resolve, for the commands that judge a kernel today: a module that is not lowered to a
- * built-in op fails with CG_ENV and a message that it needs the reference-process evaluation,
- * which is not in this build yet. *md may be NULL when the caller does not want it. */
+/* As task_resolve, for the commands that judge a kernel: a module that is not lowered to a
+ * built-in op gives *t NULL and *md its description, which the evaluator judges through the
+ * reference process (eval_opts.module). *md may be NULL only when the caller wants built-in
+ * tasks alone: then such a module fails with CG_INPUT and a message saying so. */
 int task_resolve_judgeable(const char *spec, struct task **t, struct module_desc **md, char **err);
 
 #endif

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""A stand-in for tools/reference.py in tests/e2e/module_eval.sh: speaks the reference protocol
+(a hello line, then one reply per request line) for a module y = x * w + b that is not lowered,
+with made-up CUDA IPC handles. What it does on "prepare" comes from $FAKE_REF_DIR/mode:
+  pass             the cases, handles well formed, eager/compile baselines when asked
+  kind:K           {"ok": false, "kind": K, "message": ...}
+  hang             never answers prepare
+  die              exits 3 before answering prepare
+  badtensors       prepares other tensors than it described
+  ignore_release   answers release but never exits (must be killed)
+It writes its pid to $FAKE_REF_DIR/ref.pid, the prepare request to prepare.json and "released"
+to released when it reads {"op": "release"}."""
+import json, os, sys, time
+
+D = os.environ["FAKE_REF_DIR"]
+mode = open(os.path.join(D, "mode")).read().strip() if os.path.exists(os.path.join(D, "mode")) else "pass"
+with open(os.path.join(D, "ref.pid"), "w") as f:
+    f.write(str(os.getpid()))
+
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n")
+    sys.stdout.flush()
+
+N = 8
+TENSORS = [{"name": "x", "role": "input", "dtype": "fp32", "shape": [4, N]},
+           {"name": "w", "role": "parameter", "dtype": "fp32", "shape": [N]},
+           {"name": "b", "role": "parameter", "dtype": "fp32", "shape": [N]},
+           {"name": "out", "role": "output", "dtype": "fp32", "shape": [4, N]}]
+DESCRIBE = {"file": "", "name": "scale_shift", "device": "cuda", "torch": "2.9.0+fake", "dtype": "fp32",
+            "precision": "strict", "workload": "memory-bound", "workload_why": "elementwise",
+            "lowered_why": "x * w + b is no built-in op",
+            "inputs": [{"name": "x", "dtype": "fp32", "shape": [4, N]}],
+            "params": [{"name": "w", "dtype": "fp32", "shape": [N], "role": "parameter"},
+                       {"name": "b", "dtype": "fp32", "shape": [N], "role": "parameter"}],
+            "outputs": [{"name": "out", "dtype": "fp32", "shape": [4, N]}],
+            "flops": 64, "bytes": 4 * (32 + 8 + 8 + 32), "scalars": [{"name": "eps", "value": 1e-5, "from": "init"}],
+            "lowered": None}
+
+def handle(k, t, dtype=None):
+    dt = dtype or t["dtype"]
+    n = 1
+    for s in t["shape"]:
+        n *= s
+    size = {"fp32": 4, "fp64": 8}[dt]
+    return {"ipc": ("%02x" % (k & 0xff)) * 64, "offset": 256 * k, "bytes": n * size, "dtype": dt,
+            "shape": t["shape"]}
+
+send({"hello": "cutegen-reference", "protocol": 1, "python": "3.11.0", "executable": sys.executable,
+      "torch": "2.9.0+fake"})
+for line in sys.stdin:
+    req = json.loads(line)
+    op = req.get("op")
+    if op == "quit":
+        break
+    if op == "describe":
+        d = dict(DESCRIBE)
+        d["file"] = os.path.abspath(req["file"])
+        send({"ok": True, "describe": d})
+        continue
+    if op == "release":
+        open(os.path.join(D, "released"), "w").write("released\n")
+        send({"ok": True})
+        if mode == "ignore_release":
+            while True:
+                time.sleep(60)
+        break
+    if op != "prepare":
+        send({"ok": False, "kind": "request", "message": "unknown op"})
+        continue
+    with open(os.path.join(D, "prepare.json"), "w") as f:
+        json.dump(req, f)
+    if mode == "hang":
+        while True:
+            time.sleep(60)
+    if mode == "die":
+        sys.stderr.write("Traceback: RuntimeError: CUDA error: out of cheese\n")
+        sys.exit(3)
+    if mode.startswith("kind:"):
+        kind = mode[5:]
+        send({"ok": False, "kind": kind, "message": "fake failure of kind %s: do the thing" % kind})
+        continue
+    tensors = [dict(t) for t in TENSORS]
+    if mode == "badtensors":
+        tensors[1]["shape"] = [N + 1]
+    cases = []
+    for i, c in enumerate(req["cases"]):
+        cases.append({"seed": c["seed"], "dist": c["dist"],
+                      "inputs": [handle(10 * i + j, t) for j, t in enumerate(TENSORS[:3])],
+                      "ref": [handle(10 * i + 5, TENSORS[3])],
+                      "truth": [handle(10 * i + 6, TENSORS[3], "fp64")]})
+    p = {"tensors": tensors, "truth": "fp64", "truth_why": "", "cases": cases, "notes": []}
+    if req.get("baselines"):
+        p["baselines"] = {"eager_ms": 0.2, "compile_ms": 0.1, "compile_mode": "default", "trials": 50}
+    send({"ok": True, "prepare": p})
