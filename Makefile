@@ -60,7 +60,7 @@ $(BUILD)/embed: tools/embed.c
 
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -O3 $(RUNNER_GENCODE) -Isrc -Xcompiler -fPIC -c $< -o $@
+	$(NVCC) -std=c++17 -O3 $(RUNNER_GENCODE) -Isrc -Xcompiler -fPIC -MMD -MP -c $< -o $@
 
 $(BUILD)/cutegen: $(BUILD)/obj/src/cmd/main.o $(CLI_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS_CLI)
