@@ -36,7 +36,8 @@ for name in $names; do
     if [ -n "${ONLY:-}" ] && ! grep -qw "$name" <<<"$ONLY"; then continue; fi
     left=$(( BUDGET - ($(date +%s) - T0) ))
     if [ "$left" -lt 60 ]; then
-        echo "{\"name\": \"$name\", \"status\": \"not run\", \"why\": \"time budget spent\"}" >>"$OUT/class_rows.jsonl"
+        python3 -c 'import json, sys; d = sys.argv[1]; print(json.dumps({"name": sys.argv[2], "class": json.load(open(d + "/class.json")), "task": json.load(open(d + "/task.json")), "status": "not run", "why": "time budget spent"}))' \
+            "$d" "$name" >>"$OUT/class_rows.jsonl"
         echo "== $name: not run (budget spent)"; continue
     fi
     wall=$(( left - 60 < PER_TASK ? left - 60 : PER_TASK ))
