@@ -1,15 +1,18 @@
-// cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
-// cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2
-// cutegen-stages: tile=CG_P_BN,CG_P_BK smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
+// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
+// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2
+// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
  * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
  * and fp16, bf16 or fp32 output, under the kernel contract (docs/kernel-abi.md).
  *
  * How: kernels/gemm_bf16_sm90.cu (measured correct on an H200) generalized; its design is kept:
- *   - 128 x BN x BK CTA tile; warp-specialized: one producer warpgroup (40 registers) whose
- *     first thread issues the TMA loads, and two MMA warpgroups (232 registers) of 64 rows
- *     each, a 64 x BN x (16 or 32) WGMMA per instruction, both operands from shared memory;
+ *   - BM x BN x BK CTA tile (BM = CG_P_BM, 128 or 64); warp-specialized: one producer
+ *     warpgroup (40 registers) whose first thread issues the TMA loads, and BM / 64 MMA
+ *     warpgroups (232 registers) of 64 rows each, a 64 x BN x (16 or 32) WGMMA per
+ *     instruction, both operands from shared memory. BM = 64 is for small M (decode and
+ *     LLM-inference M of a few hundred): half the rows of zero-filled MMA work at M <= 64,
+ *     twice the tiles where 128-row tiles leave SMs idle, smaller stages (more of them fit);
  *   - a STAGES-deep shared-memory ring with a transaction mbarrier per stage (TMA -> MMA,
  *     "full") and an arrival mbarrier per stage (MMA -> TMA, "empty"); one WGMMA batch stays
  *     in flight while the previous stage is released. STAGES is clamped to what fits in
@@ -100,6 +103,9 @@ CUTEGEN_DECLARE_ABI();
 #endif
 
 /* ---- parameters (the space above) ---- */
+#ifndef CG_P_BM
+#define CG_P_BM 128
+#endif
 #ifndef CG_P_BN
 #define CG_P_BN 256
 #endif
@@ -476,7 +482,7 @@ constexpr auto smem_order()
  */
 using TIn = CG_T_IN;
 using TOut = CG_T_OUT;
-constexpr int kBM = 128;
+constexpr int kBM = CG_P_BM;
 // fp8 keeps a second set of accumulators (kPromote): 128 x 256 would not fit in registers
 constexpr int kBN = sizeof_bits_v<TIn> == 8 && CG_P_BN > 128 ? 128 : CG_P_BN;
 constexpr int kBK = CG_P_BK;
@@ -503,6 +509,7 @@ static_assert(!std::is_same_v<TIn, float_e4m3_t> || (!CG_A_COL && CG_B_COL),
 static_assert(!(CG_SPLIT_M && CG_BATCHED), "gemm_sm90: split M and batch do not combine");
 static_assert(!(CG_SPLIT_M && CG_A_COL), "gemm_sm90: split M needs A row-major");
 static_assert(CG_OUT_MASK >= 0 && CG_OUT_MASK <= 2, "gemm_sm90: CG_OUT_MASK is 0, 1 or 2");
+static_assert(CG_P_BM == 128 || CG_P_BM == 64, "gemm_sm90: CG_P_BM is 128 or 64");
 static_assert(CG_P_BN == 128 || CG_P_BN == 256, "gemm_sm90: CG_P_BN is 128 or 256");
 static_assert(kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 64 or 128");
 static_assert(CG_P_STAGES >= 2 && kStages >= 2, "gemm_sm90: CG_P_STAGES >= 2, and 2 must fit");
@@ -541,11 +548,11 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP),
 				smem_order<kMajorB>());
 
-	// Two warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
+	// BM / 64 warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
 	TiledMMA tiled_mma = make_tiled_mma(
 		GMMA::ss_op_selector<TIn, TIn, float, Shape<_64, decltype(bN), decltype(bK)>,
 				     kMajorA, kMajorB>(),
-		Layout<Shape<_2,_1,_1>>{});
+		Layout<Shape<Int<kBM / 64>,_1,_1>>{});
 
 	Tensor mA = make_tensor(A, make_shape(M, K, L), dA);
 	Tensor mB = make_tensor(B, make_shape(N, K, L), dB);

@@ -536,6 +536,14 @@ static int sm90_one_m_tile(const struct task *t)
 	return t->op == OP_GEMM && t->m <= 128;
 }
 
+/* The output tiles of a gemm_sm90 GEMM at BM x BN (fp8 runs BN = 256 as 128). */
+static long sm90_tiles(const struct task *t, long bm, long bn)
+{
+	if (t->in_dtype == DT_FP8_E4M3 && bn > 128)
+		bn = 128;
+	return ceil_div(t->m, bm) * ceil_div(t->n, bn) * (t->batch > 1 ? t->batch : 1);
+}
+
 /* Sets a parameter to a value of its list (nothing when the space has neither). */
 static void set_value(const struct builtin_space *sp, struct builtin_config *cfg, const char *name,
 		      const char *v)
@@ -605,6 +613,12 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 			return 1;
 		/* one M tile: the second CTA of an M pair only multiplies zero-filled rows */
 		if (sm90_one_m_tile(t) && pval(sp, c, "CG_P_CLUSTER_M", 0, 1) > 1)
+			return 1;
+		/* 64-row tiles help small M only: where 128-row tiles of this BN fill the GPU
+		 * twice over (and M > 64), they halve the work per B load for nothing */
+		long bm = pval(sp, c, "CG_P_BM", 0, 128);
+		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS &&
+		    bm != pval(sp, base, "CG_P_BM", 0, 128))
 			return 1;
 	}
 	if (!strcmp(sp->family, "gemm_simt")) {
@@ -681,9 +695,21 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 	}
 	if (!strcmp(sp->family, "gemm_sm90") && sm90_one_m_tile(t)) {
 		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
-		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two */
+		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two;
+		 * at M <= 64 a 64-row tile does half the zero-filled MMA work */
 		set_value(sp, cfg, "CG_P_BN", "128");
 		set_value(sp, cfg, "CG_P_CLUSTER_M", "1");
+		if (t->m <= 64)
+			set_value(sp, cfg, "CG_P_BM", "64");
+		return;
+	}
+	if (!strcmp(sp->family, "gemm_sm90") && t->op == OP_GEMM &&
+	    sm90_tiles(t, 128, pval(sp, cfg, "CG_P_BN", 0, 256)) < SM90_SMS) {
+		/* small M (LLM inference, M of a few hundred): the declared 128 x 256 tiles leave
+		 * SMs idle; narrower ones first, then 64-row ones, till the tiles cover the SMs */
+		set_value(sp, cfg, "CG_P_BN", "128");
+		if (sm90_tiles(t, 128, 128) < SM90_SMS)
+			set_value(sp, cfg, "CG_P_BM", "64");
 		return;
 	}
 	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));

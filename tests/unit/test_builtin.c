@@ -545,3 +545,44 @@ TEST(builtin_softmax_start_by_row_length)
 	builtin_space_release(&sp);
 	task_free(t);
 }
+
+/* Issue 20, small M: an LLM-inference GEMM whose 128 x 256 tiles leave SMs idle (M = 256,
+ * N = 5120: 40 tiles on 132 SMs) starts gemm_sm90 at 64 x 128 (160 tiles); a decode GEMM
+ * (M <= 64) at BM = 64; a square 4096 GEMM keeps 128 x 256 and never tries 64-row tiles. */
+TEST(builtin_sm90_small_m_tiles)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	t->b_layout = LAYOUT_COL;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=256");
+	strbuf_reset(&sb);
+	CHECK(walk_all(&sp, t, &sb) > 5);
+	CHECK(!strstr(sb.buf, "CG_P_BM=64"));
+	t->m = 256;
+	t->n = 5120;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=2");
+	t->m = 512; /* 128 x 256: 4 x 20 tiles, too few; 128 x 128: 4 x 40, enough */
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
+	t->m = 16;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=1");
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}
