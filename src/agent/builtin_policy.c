@@ -620,6 +620,11 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS &&
 		    bm != pval(sp, base, "CG_P_BM", 0, 128))
 			return 1;
+		/* split-K only where the tiles do not cover the SMs, each k-range 4 k-tiles or
+		 * more (its partial sums cost a write and a read of C per range) */
+		long split = pval(sp, c, "CG_P_SPLIT_K", 0, 1);
+		if (split > 1 && (sm90_tiles(t, bm, bn) >= SM90_SMS || t->k / (split * bk) < 4))
+			return 1;
 	}
 	if (!strcmp(sp->family, "gemm_simt")) {
 		/* a smaller tile only helps a grid that does not fill the GPU well: with two waves

@@ -60,6 +60,8 @@ cases=(
     "kb1/6_matmul_large_k CG_P_SPLIT_K=8 CG_P_TILE=64x64"
     "hopper/gemm_bf16_4096 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_MN_ORDER=1"
     "llm/llama8b_qkv_m1"
+    "llm/llama8b_qkv_m1 CG_P_SPLIT_K=4"
+    "$REPO/tests/gpu/tasks/tf32_nt.json CG_P_SPLIT_K=2 CG_P_BM=64"
     "hopper/gemm_bf16_4096 CG_P_BM=64 CG_P_BN=128 CG_P_CLUSTER_M=2 CG_P_MN_ORDER=0"
     "$REPO/tests/gpu/tasks/bf16_odd_k.json"
     "$REPO/tests/gpu/tasks/fp16_odd_n.json"

@@ -564,6 +564,7 @@ TEST(builtin_sm90_small_m_tiles)
 	strbuf_reset(&sb);
 	CHECK(walk_all(&sp, t, &sb) > 5);
 	CHECK(!strstr(sb.buf, "CG_P_BM=64"));
+	CHECK(!strstr(sb.buf, "CG_P_SPLIT_K=2"));
 	t->m = 256;
 	t->n = 5120;
 	strbuf_reset(&sb);
@@ -582,6 +583,11 @@ TEST(builtin_sm90_small_m_tiles)
 	builtin_config_format(&sp, &c, &sb);
 	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
 	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=1");
+	/* decode, N = 5120: 40 tiles, so the walk tries split-K (2 and 4 k-ranges) */
+	strbuf_reset(&sb);
+	walk_all(&sp, t, &sb);
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=2");
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=4");
 	strbuf_release(&sb);
 	builtin_space_release(&sp);
 	task_free(t);
