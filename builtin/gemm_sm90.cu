@@ -28,7 +28,8 @@
  *     schedule and CTA pairs that won there too); K-major tiles are the same either way;
  *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
  *   - tf32 (CG_T_IN cute::tfloat32_t: fp32 tensors under the `tf32` contract, read as they lie,
- *     the tensor cores dropping the low mantissa bits): K-major only, like fp8 (A row, B col),
+ *     the tensor cores using 10 of the 23 mantissa bits, rounded or dropped: the `tf32` contract
+ *     allows either, docs/evaluation.md): K-major only, like fp8 (A row, B col),
  *     fp32 output; 4-byte elements fit 2 stages of 128x256x64 and none of BK = 128;
  *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
  *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
