@@ -5,7 +5,10 @@
 #   judge_ab.json      bench/judge_ab.sh: OLD_CUTEGEN (the build before the judge change) vs build/
 #   modules.log        tests/gpu/module_suite_torch.py (every module of tasks/ runs under torch)
 #   torch.log          cutegen eval --torch on a few tasks (eager and torch.compile baselines)
-#   builtin.log        the builtin agent over bench/llm_subset.txt, then suite_torch.py (fast_p vs eager, torch.compile)
+#   builtin.log        the builtin agent over BUILTIN_SUITE (default bench/llm_subset.txt; `llm`
+#                      for the whole suite), then suite_torch.py (fast_p vs eager, torch.compile);
+#                      BUILTIN_LIMIT seconds (default 240) for the suite: at the limit ^C (no new
+#                      tasks), 20 s later ^C again (running tasks stopped, the summary written)
 #   suites/            bench/builtin_suite.sh over $SUITES (default "llm hopper kb1"), one deadline per
 #                      suite in SUITE_DEADLINES (seconds), then suite_torch.py on each (suites.log)
 #   modeval.log        the evaluation of modules that do not lower: tests/gpu/modules_prepare.py,
@@ -21,6 +24,19 @@ T0=$(date +%s)
 BUDGET=${BUDGET:-560}
 left() { echo $(( BUDGET - ($(date +%s) - T0) - 10 )); }
 lim() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+# COMMAND... stopped as `cutegen suite` wants: ^C at $1 seconds, ^C again 20 s later (its
+# running tasks killed, the summary written), SIGKILL 20 s after that
+interrupted_at() {
+    local t=$1 pid watch rc; shift
+    [ "$t" -gt 5 ] || t=5
+    "$@" &
+    pid=$!
+    ( sleep "$t"; kill -INT $pid; sleep 20; kill -INT $pid; sleep 20; kill -KILL $pid ) 2>/dev/null &
+    watch=$!
+    wait $pid; rc=$?
+    kill $watch 2>/dev/null
+    return $rc
+}
 git_commit=$(cat COMMIT 2>/dev/null || echo unknown)
 { echo "commit $git_commit"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/machine.txt"
 for s in ${STEPS:-tests ab modules torch}; do
@@ -36,14 +52,18 @@ for s in ${STEPS:-tests ab modules torch}; do
              tail -3 "$OUT/modules.log"; grep '^not ok' "$OUT/modules.log" | head -10
              timeout "$(lim 150)" python3 tests/gpu/module_suite_torch.py --full >"$OUT/module_suite.log" 2>&1
              tail -3 "$OUT/module_suite.log"; grep -i 'not ok\|FAIL' "$OUT/module_suite.log" | head -10 ;;
-    builtin) timeout "$(lim 240)" build/cutegen suite bench/llm_subset.txt --backend builtin --gpus all --per-gpu 4 \
+    builtin) interrupted_at "$(( $(lim "${BUILTIN_LIMIT:-240}") - 45 ))" build/cutegen suite "${BUILTIN_SUITE:-bench/llm_subset.txt}" \
+                 --backend builtin --gpus all --per-gpu 4 \
                  --iters "${BUILTIN_ITERS:-8}" --out "$OUT/llmsub" >"$OUT/builtin.log" 2>&1
              tail -15 "$OUT/builtin.log"
              timeout "$(lim 150)" python3 bench/suite_torch.py "$OUT/llmsub" --cutegen build/cutegen --json "$OUT/llmsub_torch.json" \
                  >"$OUT/suite_torch.log" 2>&1; tail -15 "$OUT/suite_torch.log"
              tar -czf "$OUT/llmsub.tgz" -C "$OUT" llmsub && rm -rf "$OUT/llmsub" ;;
     suites)  mkdir -p "$OUT/suites"
-             OUT="$OUT/suites" BUILTIN_SUITES="${SUITES:-llm hopper kb1}" BUILTIN_DEADLINE="${SUITE_DEADLINES:-}" \
+             # without SUITE_DEADLINES, each suite a share of the step's time, so it is
+             # interrupted (^C twice: summary written) before the step's timeout kills it
+             ns=$(wc -w <<<"${SUITES:-llm hopper kb1}"); share=$(( ($(lim 590) - 90) / ns )); [ "$share" -gt 60 ] || share=60
+             OUT="$OUT/suites" BUILTIN_SUITES="${SUITES:-llm hopper kb1}" BUILTIN_DEADLINE="${SUITE_DEADLINES:-$share}" \
                  BUILTIN_TIMEOUT=${SUITE_TASK_TIMEOUT:-240} timeout "$(lim 590)" bash bench/builtin_suite.sh >"$OUT/suites.log" 2>&1
              tail -25 "$OUT/suites.log"
              for d in "$OUT"/suites/suite-*/; do

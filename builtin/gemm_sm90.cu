@@ -1,15 +1,18 @@
-// cutegen-space: CG_P_BN=128,256 CG_P_BK=64,128 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
-// cutegen-start: CG_P_BN=256 CG_P_BK=64 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2
-// cutegen-stages: tile=CG_P_BN,CG_P_BK smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
+// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128 CG_P_SPLIT_K=1,2,4 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
+// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_SPLIT_K=1 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2
+// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK split=CG_P_SPLIT_K smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
  * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
  * and fp16, bf16 or fp32 output, under the kernel contract (docs/kernel-abi.md).
  *
  * How: kernels/gemm_bf16_sm90.cu (measured correct on an H200) generalized; its design is kept:
- *   - 128 x BN x BK CTA tile; warp-specialized: one producer warpgroup (40 registers) whose
- *     first thread issues the TMA loads, and two MMA warpgroups (232 registers) of 64 rows
- *     each, a 64 x BN x (16 or 32) WGMMA per instruction, both operands from shared memory;
+ *   - BM x BN x BK CTA tile (BM = CG_P_BM, 128 or 64); warp-specialized: one producer
+ *     warpgroup (40 registers) whose first thread issues the TMA loads, and BM / 64 MMA
+ *     warpgroups (232 registers) of 64 rows each, a 64 x BN x (16 or 32) WGMMA per
+ *     instruction, both operands from shared memory. BM = 64 is for small M (decode and
+ *     LLM-inference M of a few hundred): half the rows of zero-filled MMA work at M <= 64,
+ *     twice the tiles where 128-row tiles leave SMs idle, smaller stages (more of them fit);
  *   - a STAGES-deep shared-memory ring with a transaction mbarrier per stage (TMA -> MMA,
  *     "full") and an arrival mbarrier per stage (MMA -> TMA, "empty"); one WGMMA batch stays
  *     in flight while the previous stage is released. STAGES is clamped to what fits in
@@ -25,7 +28,8 @@
  *     schedule and CTA pairs that won there too); K-major tiles are the same either way;
  *     fp8 WGMMA takes K-major operands only: fp8 needs A row and B col (static_assert);
  *   - tf32 (CG_T_IN cute::tfloat32_t: fp32 tensors under the `tf32` contract, read as they lie,
- *     the tensor cores dropping the low mantissa bits): K-major only, like fp8 (A row, B col),
+ *     the tensor cores using 10 of the 23 mantissa bits, rounded or dropped: the `tf32` contract
+ *     allows either, docs/evaluation.md): K-major only, like fp8 (A row, B col),
  *     fp32 output; 4-byte elements fit 2 stages of 128x256x64 and none of BK = 128;
  *   - fp8: the tensor cores accumulate fp8 products with fewer bits than fp32, which over
  *     K = 8192 is far outside the fp8 contract's 2^-10; so each k-tile is summed alone in a
@@ -46,6 +50,10 @@
  *     before a cluster-wide sync, and the producer stays until all its stages are released
  *     so no peer arrives on the barriers of an exited CTA. Where the M-tiles are odd, the
  *     last pair's second CTA loads zeros past M and stores nothing;
+ *   - CG_P_SPLIT_K = S > 1 (few tiles: small M, large K): each tile's k-tiles are cut in S
+ *     contiguous ranges, one work unit each (S times the CTAs); a unit writes its raw fp32
+ *     sums to the workspace [S,L,M,N] and a second kernel adds the S partials in order
+ *     (deterministic, no atomics) and applies the epilogue. S is clamped to the k-tiles;
  *   - partial tiles: TMA zero-fills out-of-bounds parts of every box (M, N and K residues);
  *     the epilogue stores through an identity-tensor predicate. Epilogue in fp32 registers:
  *     alpha, + bias[n] (CG_EPI_BIAS), CG_EPI_ACT, the CG_OUT_MASK triangle as zeros.
@@ -100,6 +108,9 @@ CUTEGEN_DECLARE_ABI();
 #endif
 
 /* ---- parameters (the space above) ---- */
+#ifndef CG_P_BM
+#define CG_P_BM 128
+#endif
 #ifndef CG_P_BN
 #define CG_P_BN 256
 #endif
@@ -117,6 +128,9 @@ CUTEGEN_DECLARE_ABI();
 #endif
 #ifndef CG_P_MN_ORDER
 #define CG_P_MN_ORDER 0
+#endif
+#ifndef CG_P_SPLIT_K
+#define CG_P_SPLIT_K 1
 #endif
 
 namespace kernel {
@@ -173,6 +187,42 @@ __device__ __forceinline__ void tile_coord(int t, int tiles_m, int tiles_n, int 
 	n = rr / group_m;
 }
 
+/* One output element of the epilogue: act(alpha * acc + bias[gn]) in TC, or zero in the
+ * masked triangle (CG_OUT_MASK). Shared by the fused epilogue and the split-K reduction. */
+template <class TC, class Epi>
+__device__ __forceinline__ TC epilogue_value(float acc, int gm, int gn, float alpha,
+					     TC const *bias, Epi epi)
+{
+	float v = alpha * acc;
+	if constexpr (CG_EPI_BIAS)
+		v += float(bias[gn]);
+	v = epi(v);
+	if constexpr (CG_OUT_MASK == 1)
+		v = gm > gn ? 0.0f : v;
+	if constexpr (CG_OUT_MASK == 2)
+		v = gm < gn ? 0.0f : v;
+	return TC(v);
+}
+
+/*
+ * Split-K's second kernel: C[l,m,n] = epilogue(sum over s, in order, of W[s,l,m,n]), W the
+ * workspace of raw fp32 sums the S k-ranges of each tile wrote.
+ */
+template <class TC, class Epi>
+__global__ void splitk_reduce(int M, int N, int L, int S, float const *W, TC *C, TC const *bias,
+			      float alpha, Epi epi)
+{
+	int64_t mn = int64_t(M) * N, total = mn * L;
+	for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+	     i += int64_t(gridDim.x) * blockDim.x) {
+		float acc = 0.0f;
+		for (int s = 0; s < S; ++s)
+			acc += W[int64_t(s) * total + i];
+		int64_t r = i % mn;
+		C[i] = epilogue_value<TC>(acc, int(r / N), int(r % N), alpha, bias, epi);
+	}
+}
+
 template <class ProblemShape, class CtaTiler,
 	  class TA, class SmemLayoutA, class TmaA,
 	  class TB, class SmemLayoutB, class TmaB,
@@ -180,7 +230,8 @@ template <class ProblemShape, class CtaTiler,
 __global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, 1)
 void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		 __grid_constant__ TmaA const tma_a, __grid_constant__ TmaB const tma_b,
-		 TC *C, CStride dC, TC const *bias, TiledMma mma, float alpha, Epi epi)
+		 TC *C, CStride dC, TC const *bias, TiledMma mma, float alpha, Epi epi,
+		 int splits, float *W)
 {
 	using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
 	using EmptyBarrier = cutlass::arch::ClusterBarrier;
@@ -248,7 +299,14 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	// Cluster tiles: kCluster M-tiles side by side (the last may reach past M: zero-filled
 	// loads, no stores), numbered like tiles
 	int tiles_mc = (tiles_m + kCluster - 1) / kCluster;
-	int num_ctiles = tiles_mc * tiles_n * int(size<4>(gA));
+	// Work units: cluster tiles x k-ranges (splits = 1 but with split-K); unit u is k-range
+	// u % splits of cluster tile u / splits
+	int num_ctiles = tiles_mc * tiles_n * int(size<4>(gA)) * splits;
+	auto k_range = [&](int u, int &k_begin, int &k_end) {
+		int s = u % splits;
+		k_begin = int(int64_t(s) * k_tiles / splits);
+		k_end = int(int64_t(s + 1) * k_tiles / splits);
+	};
 	int cluster_id = blockIdx.x / kCluster, num_clusters = gridDim.x / kCluster;
 	int warp_group = threadIdx.x / 128;
 
@@ -275,10 +333,11 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		if (threadIdx.x == 0) {
 			uint32_t it = 0;
 			for (int ct = cluster_id; ct < num_ctiles; ct += num_clusters) {
-				int mc, n, l;
-				tile_coord(ct, tiles_mc, tiles_n, mc, n, l);
+				int mc, n, l, k_begin, k_end;
+				tile_coord(ct / splits, tiles_mc, tiles_n, mc, n, l);
+				k_range(ct, k_begin, k_end);
 				int m = mc * kCluster + rank;
-				for (int k_tile = 0; k_tile < k_tiles; ++k_tile, ++it) {
+				for (int k_tile = k_begin; k_tile < k_end; ++k_tile, ++it) {
 					int pipe = it % K_PIPE_MAX;
 					uint32_t use = it / K_PIPE_MAX;
 					if (use > 0)  // wait until the MMAs have released this stage's last use
@@ -340,8 +399,9 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 
 	uint32_t it = 0;
 	for (int ct = cluster_id; ct < num_ctiles; ct += num_clusters) {
-		int mc, n, l;
-		tile_coord(ct, tiles_mc, tiles_n, mc, n, l);
+		int mc, n, l, k_begin, k_end;
+		tile_coord(ct / splits, tiles_mc, tiles_n, mc, n, l);
+		k_range(ct, k_begin, k_end);
 		int m = mc * kCluster + rank;
 		clear(tCrC);
 
@@ -350,7 +410,7 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		// have retired (one batch stays in flight) release that stage to the producer
 		//
 		CUTE_NO_UNROLL
-		for (int k_tile = 0; k_tile < k_tiles; ++k_tile, ++it) {
+		for (int k_tile = k_begin; k_tile < k_end; ++k_tile, ++it) {
 			int pipe = it % K_PIPE_MAX;
 			FullBarrier::wait(&smem.full_barrier[pipe], (it / K_PIPE_MAX) & 1);
 			if constexpr (kPromote) {
@@ -374,14 +434,15 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				warpgroup_commit_batch();
 				warpgroup_wait<1>();  // the MMAs of iteration it-1 are done
 				warpgroup_fence_operand(tCrC);
-				if (k_tile > 0)
+				if (k_tile > k_begin)
 					release((it - 1) % K_PIPE_MAX);
 			}
 		}
 		if constexpr (!kPromote) {
 			warpgroup_wait<0>();
 			warpgroup_fence_operand(tCrC);  // no read of the accumulators moves above the wait
-			// The tile's last stage, so the producer may refill it (k_tiles > 0: K > 0)
+			// The unit's last stage, so the producer may refill it (every k-range is
+			// nonempty: K > 0 and splits <= k_tiles)
 			release((it - 1) % K_PIPE_MAX);
 		}
 
@@ -393,19 +454,27 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		// is aligned (one element at a time otherwise). Element-wise 16-bit stores had the
 		// store queue throttling the MMA warps (ncu "lg throttle", 23% of stalls at 4096^3).
 		//
-		Tensor tCgCt = tCgC(_,_,_,m,n,l);                            // (MMA,MMA_M,MMA_N)
 		int m0 = m * int(size<0>(cta_tiler));
 		int n0 = n * int(size<1>(cta_tiler));
+		if constexpr (CG_P_SPLIT_K > 1) {
+			// Split-K: the raw sums of this k-range to W[s,l] (the reduction applies
+			// the epilogue), predicated on the M and N residues
+			Tensor mW = make_tensor(make_gmem_ptr(W), make_shape(M, N, L * splits),
+						make_stride(int64_t(N), Int<1>{}, int64_t(M) * N)); // (M,N,S*L)
+			Tensor gW = local_tile(mW, cta_tiler, all, Step<_1,_1, X>{});  // (BLK_M,BLK_N,m,n,sl)
+			Tensor tCgW = thr_mma.partition_C(gW)(_,_,_,m,n,(ct % splits) * int(L) + l); // (MMA,MMA_M,MMA_N)
+			CUTE_UNROLL
+			for (int i = 0; i < size(tCrC); ++i) {
+				int gm = m0 + int(get<0>(tCcC(i)));
+				int gn = n0 + int(get<1>(tCcC(i)));
+				if (gm < int(M) && gn < int(N))
+					tCgW(i) = tCrC(i);
+			}
+			continue;
+		}
+		Tensor tCgCt = tCgC(_,_,_,m,n,l);                            // (MMA,MMA_M,MMA_N)
 		auto value = [&](float acc, int gm, int gn) {
-			float v = alpha * acc;
-			if constexpr (CG_EPI_BIAS)
-				v += float(bias[gn]);
-			v = epi(v);
-			if constexpr (CG_OUT_MASK == 1)
-				v = gm > gn ? 0.0f : v;
-			if constexpr (CG_OUT_MASK == 2)
-				v = gm < gn ? 0.0f : v;
-			return TC(v);
+			return epilogue_value<TC>(acc, gm, gn, alpha, bias, epi);
 		};
 		struct alignas(2 * sizeof(TC)) Pair {
 			TC v[2];
@@ -476,7 +545,7 @@ constexpr auto smem_order()
  */
 using TIn = CG_T_IN;
 using TOut = CG_T_OUT;
-constexpr int kBM = 128;
+constexpr int kBM = CG_P_BM;
 // fp8 keeps a second set of accumulators (kPromote): 128 x 256 would not fit in registers
 constexpr int kBN = sizeof_bits_v<TIn> == 8 && CG_P_BN > 128 ? 128 : CG_P_BN;
 constexpr int kBK = CG_P_BK;
@@ -503,16 +572,19 @@ static_assert(!std::is_same_v<TIn, float_e4m3_t> || (!CG_A_COL && CG_B_COL),
 static_assert(!(CG_SPLIT_M && CG_BATCHED), "gemm_sm90: split M and batch do not combine");
 static_assert(!(CG_SPLIT_M && CG_A_COL), "gemm_sm90: split M needs A row-major");
 static_assert(CG_OUT_MASK >= 0 && CG_OUT_MASK <= 2, "gemm_sm90: CG_OUT_MASK is 0, 1 or 2");
+static_assert(CG_P_BM == 128 || CG_P_BM == 64, "gemm_sm90: CG_P_BM is 128 or 64");
 static_assert(CG_P_BN == 128 || CG_P_BN == 256, "gemm_sm90: CG_P_BN is 128 or 256");
 static_assert(kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 64 or 128");
 static_assert(CG_P_STAGES >= 2 && kStages >= 2, "gemm_sm90: CG_P_STAGES >= 2, and 2 must fit");
 static_assert(CG_P_PERSISTENT == 0 || CG_P_PERSISTENT == 1, "gemm_sm90: CG_P_PERSISTENT is 0 or 1");
 static_assert(kClusterM == 1 || kClusterM == 2, "gemm_sm90: CG_P_CLUSTER_M is 1 or 2");
 static_assert(CG_P_MN_ORDER == 0 || CG_P_MN_ORDER == 1, "gemm_sm90: CG_P_MN_ORDER is 0 or 1");
+static_assert(CG_P_SPLIT_K == 1 || CG_P_SPLIT_K == 2 || CG_P_SPLIT_K == 4,
+	      "gemm_sm90: CG_P_SPLIT_K is 1, 2 or 4");
 
 /* A, B, C as (M,K,L), (N,K,L), (M,N,L) views with the strides of their row-major storage. */
 int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B,
-	     TOut const *bias, TOut *C, cudaStream_t stream)
+	     TOut const *bias, TOut *C, float *W, cudaStream_t stream)
 {
 	auto prob_shape = make_shape(M, N, K, L);                          // (M,N,K,L)
 	int64_t MK = int64_t(M) * K, NK = int64_t(N) * K, MN = int64_t(M) * N;
@@ -541,11 +613,11 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP),
 				smem_order<kMajorB>());
 
-	// Two warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
+	// BM / 64 warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
 	TiledMMA tiled_mma = make_tiled_mma(
 		GMMA::ss_op_selector<TIn, TIn, float, Shape<_64, decltype(bN), decltype(bK)>,
 				     kMajorA, kMajorB>(),
-		Layout<Shape<_2,_1,_1>>{});
+		Layout<Shape<Int<kBM / 64>,_1,_1>>{});
 
 	Tensor mA = make_tensor(A, make_shape(M, K, L), dA);
 	Tensor mB = make_tensor(B, make_shape(N, K, L), dB);
@@ -562,9 +634,11 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 	if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size) !=
 	    cudaSuccess)
 		return 3;
-	// Cluster tiles (kClusterM M-tiles each); a CTA per M-tile of each
+	// Work units: cluster tiles (kClusterM M-tiles each) times k-ranges; a CTA per M-tile
+	int k_tiles = (K + kBK - 1) / kBK;
+	int splits = CG_P_SPLIT_K < k_tiles ? CG_P_SPLIT_K : k_tiles;
 	int64_t ctiles = int64_t(((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM) *
-			 ((N + kBN - 1) / kBN) * L;
+			 ((N + kBN - 1) / kBN) * L * splits;
 	if (ctiles * kClusterM > INT32_MAX)
 		return 2;
 	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
@@ -601,12 +675,18 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B
 	config.gridDim = dim3(unsigned(clusters * kClusterM));
 	if constexpr (kClusterM > 1) {
 		if (cudaLaunchKernelEx(&config, kernel, prob_shape, cta_tiler, tmaA, tmaB, C, dC, bias,
-				       tiled_mma, alpha, CG_EPI_ACT{}) != cudaSuccess)
+				       tiled_mma, alpha, CG_EPI_ACT{}, splits, W) != cudaSuccess)
 			return 4;
 	} else {
 		kernel<<<config.gridDim, block, smem_size, stream>>>(prob_shape, cta_tiler, tmaA, tmaB,
 								     C, dC, bias, tiled_mma, alpha,
-								     CG_EPI_ACT{});
+								     CG_EPI_ACT{}, splits, W);
+	}
+	if constexpr (CG_P_SPLIT_K > 1) {
+		int64_t total = int64_t(M) * N * L;
+		int64_t blocks = (total + 255) / 256;
+		splitk_reduce<<<unsigned(blocks < 132 * 16 ? blocks : 132 * 16), 256, 0, stream>>>(
+			M, N, L, splits, W, C, bias, alpha, CG_EPI_ACT{});
 	}
 	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
@@ -651,18 +731,17 @@ bool is_dl_tensor(const DLTensor *t, int ndim_min)
 
 using namespace kernel;
 
-CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTensor *outputs,
-				  int num_outputs, const double *scalars, int num_scalars,
-				  void *workspace, size_t workspace_bytes, cudaStream_t stream)
+/* M, N, K, L of the arguments, checked (dtypes, shapes, contiguity, alignment): 0, or what
+ * cutegen_launch returns for them (1 bad arguments, 2 unsupported). */
+static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *outputs,
+		       int num_outputs, int64_t *pM, int64_t *pN, int64_t *pK, int64_t *pL)
 {
-	(void)workspace;
-	(void)workspace_bytes;
 	if (num_inputs != 2 + CG_EPI_BIAS || num_outputs != 1 || inputs == nullptr ||
 	    outputs == nullptr)
 		return 1;
 	const DLTensor *a = &inputs[0], *b = &inputs[1];
 	const DLTensor *bias = CG_EPI_BIAS ? &inputs[2] : nullptr;
-	DLTensor *c = &outputs[0];
+	const DLTensor *c = &outputs[0];
 	int nd = CG_BATCHED ? 3 : 2;
 	if (!is_dl_tensor<TIn>(a, nd) || !is_dl_tensor<TIn>(b, nd) || !is_dl_tensor<TOut>(c, nd))
 		return 1;
@@ -703,10 +782,50 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 		return 2;
 	if (M >= INT32_MAX || N >= INT32_MAX || K >= INT32_MAX || L >= INT32_MAX)
 		return 2;
+	*pM = M;
+	*pN = N;
+	*pK = K;
+	*pL = L;
+	return 0;
+}
+
+/* Split-K's workspace: S raw fp32 copies of C (none without split-K). */
+static int64_t workspace_floats(int64_t M, int64_t N, int64_t L)
+{
+	return CG_P_SPLIT_K > 1 ? int64_t(CG_P_SPLIT_K) * M * N * L : 0;
+}
+
+CUTEGEN_KERNEL size_t cutegen_workspace_bytes(const DLTensor *inputs, int num_inputs,
+					      const DLTensor *outputs, int num_outputs,
+					      const double *scalars, int num_scalars)
+{
+	(void)scalars;
+	(void)num_scalars;
+	int64_t M, N, K, L;
+	if (gemm_shapes(inputs, num_inputs, outputs, num_outputs, &M, &N, &K, &L))
+		return 0;
+	int64_t n = workspace_floats(M, N, L);
+	return n > 0 && n <= (int64_t(1) << 30) ? size_t(n) * sizeof(float) : 0;
+}
+
+CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTensor *outputs,
+				  int num_outputs, const double *scalars, int num_scalars,
+				  void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+	int64_t M, N, K, L;
+	int rc = gemm_shapes(inputs, num_inputs, outputs, num_outputs, &M, &N, &K, &L);
+	if (rc)
+		return rc;
 	if (M == 0 || N == 0 || L == 0)
 		return 0;
+	int64_t need = workspace_floats(M, N, L);
+	if (need > (int64_t(1) << 30))
+		return 2; /* more than 4 GB of partial sums */
+	if (need > 0 && (workspace == nullptr || workspace_bytes < size_t(need) * sizeof(float)))
+		return 1;
 	float alpha = num_scalars >= 1 && scalars != nullptr ? (float)scalars[0] : 1.0f;
-	return gemm_run((int)M, (int)N, (int)K, (int)L, alpha, (TIn const *)a->data,
-			(TIn const *)b->data, bias ? (TOut const *)bias->data : nullptr,
-			(TOut *)c->data, stream);
+	const DLTensor *bias = CG_EPI_BIAS ? &inputs[2] : nullptr;
+	return gemm_run((int)M, (int)N, (int)K, (int)L, alpha, (TIn const *)inputs[0].data,
+			(TIn const *)inputs[1].data, bias ? (TOut const *)bias->data : nullptr,
+			(TOut *)outputs[0].data, (float *)workspace, stream);
 }

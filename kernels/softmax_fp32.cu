@@ -12,7 +12,7 @@
  * cutegen kernel contract (docs/kernel-abi.md): the builtin family template generalizing
  * kernels/softmax_fp32.cu.
  *
- * cutegen-space: CG_P_THREADS=128,256,512,1024 CG_P_MODE=0,1 CG_P_CLUSTER=1,2,4,8,16
+ * cutegen-space: CG_P_THREADS=128,256,512,1024 CG_P_MODE=0,1,2,3 CG_P_CLUSTER=1,2,4,8,16
  * cutegen-start: CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=16
  * cutegen-stages: structure=CG_P_MODE,CG_P_CLUSTER tile=CG_P_THREADS
  *
@@ -22,7 +22,8 @@
  * of -inf gives NaN, as in PyTorch.
  *
  * A thread block cluster of C CTAs owns one row at a time (persistent clusters walk the
- * rows); CTA r of the cluster owns the r-th slice of the row. One kernel template, two paths:
+ * rows); CTA r of the cluster owns the r-th slice of the row. One kernel template, two paths,
+ * and a second template for rows that fit in registers:
  *   - CG_P_MODE = 1, staged (one read): C = CG_P_CLUSTER. Every 16-byte load of the slice is
  *     issued at once as cp.async into shared memory; an online (max, sum of exp) is folded per
  *     thread tile by tile as the data lands; the pairs are reduced over the CTA (warp
@@ -33,8 +34,16 @@
  *   - CG_P_MODE = 0, streamed (two reads): the same, but the normalize pass reads x again
  *     from global memory; C is the smallest power of two that gives every SM a CTA (few long
  *     rows are spread over a cluster), CG_P_CLUSTER is not used.
- * CG_P_THREADS threads per CTA; each thread moves 1024 / CG_P_THREADS vectors per tile, so a
- * tile is 1024 vectors of 16 bytes whatever the CTA size.
+ *   - CG_P_MODE = 2, one row per warp in registers: each warp holds a whole row (up to 16
+ *     vectors per lane: 4096 16-bit or 2048 fp32 elements), issues all its 16-byte loads at
+ *     once, reduces max and sum by shuffles alone (no barrier, no shared memory), writes; the
+ *     CTA's CG_P_THREADS / 32 warps do as many rows. For short rows, where a CTA or cluster per
+ *     row leaves most threads idle and pays a cluster barrier per row.
+ *   - CG_P_MODE = 3, one row per CTA in registers: the same over CG_P_THREADS threads (up to 16
+ *     vectors each, 8 at 1024 threads: 128 KB of row), two CTA reductions. For medium rows.
+ *   Modes 2 and 3 go on as mode 1 when the row does not fit; CG_P_CLUSTER is not used.
+ * CG_P_THREADS threads per CTA; in modes 0 and 1 each thread moves 1024 / CG_P_THREADS vectors
+ * per tile, so a tile is 1024 vectors of 16 bytes whatever the CTA size.
  * Vectors are 16 bytes when cols is a multiple of them and the pointers are 16-byte aligned,
  * else one element. Every load and store is predicated by an identity tensor against the
  * slice's end.
@@ -283,6 +292,119 @@ void softmax_device(int rows, int cols, int slice, T const *x, T *y,
 	cute::cluster_sync();
 }
 
+/* Reduces v over a group of kGroup threads with op: a warp (shuffles alone), or the whole CTA
+ * (kGroup = kThreads > 32) through scratch; every thread of the group gets the result. */
+template <int kGroup, class Op>
+__device__ __forceinline__ float group_reduce(float v, Op op, float *scratch /* [kGroup/32] */)
+{
+	CUTE_UNROLL
+	for (int off = 16; off > 0; off /= 2)
+		v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
+	if constexpr (kGroup > 32) {
+		int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+		__syncthreads();  // the scratch's previous reduction has been read by every thread
+		if (lane == 0)
+			scratch[warp] = v;
+		__syncthreads();
+		v = scratch[0];
+		CUTE_UNROLL
+		for (int w = 1; w < kGroup / 32; ++w)
+			v = op(v, scratch[w]);
+	}
+	return v;
+}
+
+struct OpMax {
+	__device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct OpSum {
+	__device__ float operator()(float a, float b) const { return a + b; }
+};
+
+/*
+ * Modes 2 and 3, the row in registers: a group of kGroup threads (a warp in mode 2, the CTA in
+ * mode 3) owns a row at a time and holds all of it, kVPT vectors per thread, loaded at once
+ * (every load of the row in flight), so the row is read once with no shared-memory staging,
+ * no cluster and, in mode 2, no barrier: max and sum are exact reductions over registers, and
+ * the normalized row is written from them. The row is seen as kVPT tiles of kGroup * VEC
+ * elements; the predicates mask what lies past its end.
+ */
+template <class T, int kThreads, int kGroup, int kVPT, bool kLog, class TiledCopy>
+__global__ static __launch_bounds__(kThreads)
+void softmax_regs_device(int rows, int cols, T const *x, T *y, TiledCopy tiled_copy)
+{
+	//
+	// Static preconditions
+	//
+	CUTE_STATIC_ASSERT_V(size(tiled_copy) == Int<kGroup>{});                  // NumThreads
+	static_assert(kThreads % kGroup == 0 && kGroup % 32 == 0, "rowwise: whole warps per row");
+	constexpr int kBlk = decltype(size<0>(typename TiledCopy::Tiler_MN{}))::value;  // kGroup*VEC
+	constexpr int kGroups = kThreads / kGroup;                                // rows per CTA
+	int group = threadIdx.x / kGroup, gtid = threadIdx.x % kGroup;
+	__shared__ float scratch[kThreads / 32];
+
+	//
+	// Full tensors (64-bit row stride)
+	//
+	Tensor mX = make_tensor(make_gmem_ptr(x), make_shape(rows, cols),
+				make_stride(int64_t(cols), Int<1>{}));                    // (ROWS,COLS)
+	Tensor mY = make_tensor(make_gmem_ptr(y), make_shape(rows, cols),
+				make_stride(int64_t(cols), Int<1>{}));                    // (ROWS,COLS)
+	// One row as kVPT tiles, whatever cols is: the part past cols is never touched
+	auto row_tiles = [&](auto &&row_tensor) {
+		return local_tile(make_tensor(row_tensor.data(), make_shape(Int<kBlk * kVPT>{})),
+				  Shape<Int<kBlk>>{}, make_coord(_));               // (BLK,V)
+	};
+	Tensor cR = local_tile(make_identity_tensor(make_shape(Int<kBlk * kVPT>{})),
+			       Shape<Int<kBlk>>{}, make_coord(_));                // (BLK,V) -> col
+
+	//
+	// Copy partitions and the registers that hold the row
+	//
+	ThrCopy thr_copy = tiled_copy.get_slice(gtid);
+	Tensor tXcR = thr_copy.partition_S(cR);                                   // (CPY,CPY_N,V) -> col
+	Tensor tXrX = make_tensor<T>(shape(tXcR));                                // (CPY,CPY_N,V)
+	Tensor tXcV = tXcR(0,_,_);                                                // (CPY_N,V) -> col
+	Tensor tXpX = make_tensor<bool>(shape(tXcV));                             // (CPY_N,V)
+	CUTE_UNROLL
+	for (int i = 0; i < size(tXpX); ++i)
+		tXpX(i) = get<0>(tXcV(i)) < cols;  // a vector is all in or all out
+
+	for (int row = blockIdx.x * kGroups + group; row < rows; row += gridDim.x * kGroups) {
+		Tensor tXgX = thr_copy.partition_S(row_tiles(mX(row, _)));        // (CPY,CPY_N,V)
+		Tensor tXgY = thr_copy.partition_D(row_tiles(mY(row, _)));        // (CPY,CPY_N,V)
+		fill(tXrX, T(-INFINITY));
+		CUTE_UNROLL
+		for (int v = 0; v < kVPT; ++v)
+			copy_if(tiled_copy, tXpX(_,v), tXgX(_,_,v), tXrX(_,_,v));
+
+		float m = -INFINITY;
+		CUTE_UNROLL
+		for (int i = 0; i < size(tXrX); ++i)
+			m = fmaxf(m, float(tXrX(i)));
+		m = group_reduce<kGroup>(m, OpMax{}, scratch);
+		float s = 0.0f;
+		CUTE_UNROLL
+		for (int i = 0; i < size(tXrX); ++i)
+			s += exp2f((float(tXrX(i)) - m) * kLog2e);  // -inf padding adds 0
+		s = group_reduce<kGroup>(s, OpSum{}, scratch);
+
+		float inv_s = 1.0f / s;
+		float log_s = logf(s);
+		CUTE_UNROLL
+		for (int i = 0; i < size(tXrX); ++i) {
+			float d = float(tXrX(i)) - m;
+			if constexpr (kLog)
+				tXrX(i) = T(d - log_s);
+			else
+				tXrX(i) = T(exp2f(d * kLog2e) * inv_s);
+		}
+		CUTE_UNROLL
+		for (int v = 0; v < kVPT; ++v)
+			copy_if(tiled_copy, tXpX(_,v), tXrX(_,_,v), tXgY(_,_,v));
+	}
+}
+
 /*
  * The configuration, from the task and the parameters. kThreads threads per CTA; VEC
  * elements per access (16 bytes, or 1 element for rows that are not 16-byte aligned);
@@ -306,7 +428,7 @@ static_assert(std::is_same<T, float>::value || std::is_same<T, cute::half_t>::va
 static_assert(CG_LOG == 0 || CG_LOG == 1, "rowwise: CG_LOG must be 0 or 1");
 static_assert(kThreads == 128 || kThreads == 256 || kThreads == 512 || kThreads == 1024,
 	      "rowwise: CG_P_THREADS must be 128, 256, 512 or 1024");
-static_assert(kMode == 0 || kMode == 1, "rowwise: CG_P_MODE must be 0 or 1");
+static_assert(kMode >= 0 && kMode <= 3, "rowwise: CG_P_MODE must be 0, 1, 2 or 3");
 static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4 || kCluster == 8 || kCluster == 16,
 	      "rowwise: CG_P_CLUSTER must be 1, 2, 4, 8 or 16");
 
@@ -380,11 +502,70 @@ int launch_softmax(int rows, int cols, int cluster, T const *x, T *y, cudaStream
 	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
 
+/* Mode 2 or 3 with kVPT vectors per thread: one row per warp (kGroup 32) or per CTA. */
+template <int VEC, int kGroup, int kVPT>
+int launch_regs(int rows, int cols, T const *x, T *y, cudaStream_t stream)
+{
+	using C = Config<VEC>;
+	using TiledCopy = decltype(make_tiled_copy(Copy_Atom<typename C::CopyOp, T>{},
+						   Layout<Shape<Int<kGroup>>>{},     // threads
+						   Layout<Shape<Int<VEC>>>{}));       // values per access
+	constexpr int kGroups = kThreads / kGroup;
+	int64_t ctas = ceil_div(int64_t(rows), int64_t(kGroups));
+	dim3 grid((unsigned)min(ctas, int64_t(INT32_MAX)));
+	softmax_regs_device<T, kThreads, kGroup, kVPT, kLogSoftmax, TiledCopy>
+		<<<grid, kThreads, 0, stream>>>(rows, cols, x, y, TiledCopy{});
+	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
+}
+
+/*
+ * The most vectors a thread of a kThreads CTA holds in modes 2 and 3 without spilling: the
+ * registers a thread may have (65536 / kThreads, at most 255) less 40 for the rest, over a
+ * vector's cost, 4 registers plus, for 16-bit data, the 8 its fp32 values take (ptxas keeps
+ * them between the max, sum and write loops). 16-bit: 16 vectors at 128 or 256 threads, 4 at
+ * 512, 2 at 1024; fp32: 16, 8, 4. src/agent/builtin_policy.c (rowwise_regs_fit) mirrors it.
+ */
+constexpr int regs_max_vpt()
+{
+	int regs = (65536 / kThreads < 255 ? 65536 / kThreads : 255) - 40;
+	int cost = sizeof(T) == 2 ? 12 : 6;
+	int v = 16;
+	while (v > 1 && v * cost > regs)
+		v /= 2;
+	return v;
+}
+
+/* Modes 2 and 3: the fewest vectors per thread that hold the row; -1 when it does not fit. */
+template <int VEC, int kGroup>
+int dispatch_regs(int rows, int cols, T const *x, T *y, cudaStream_t stream)
+{
+	constexpr int kMax = regs_max_vpt();
+	int64_t per = int64_t(kGroup) * VEC;
+	if (cols <= per)
+		return launch_regs<VEC, kGroup, 1>(rows, cols, x, y, stream);
+	if (kMax >= 2 && cols <= 2 * per)
+		return launch_regs<VEC, kGroup, (kMax >= 2 ? 2 : 1)>(rows, cols, x, y, stream);
+	if (kMax >= 4 && cols <= 4 * per)
+		return launch_regs<VEC, kGroup, (kMax >= 4 ? 4 : 1)>(rows, cols, x, y, stream);
+	if (kMax >= 8 && cols <= 8 * per)
+		return launch_regs<VEC, kGroup, (kMax >= 8 ? 8 : 1)>(rows, cols, x, y, stream);
+	if (kMax >= 16 && cols <= 16 * per)
+		return launch_regs<VEC, kGroup, (kMax >= 16 ? 16 : 1)>(rows, cols, x, y, stream);
+	return -1;
+}
+
 template <int VEC>
 int dispatch(int rows, int cols, T const *x, T *y, cudaStream_t stream)
 {
+	// Modes 2 and 3 (the row in registers of a warp or of the CTA); a row too long for them
+	// goes on as mode 1 (one read, staged).
+	if constexpr (kMode == 2 || kMode == 3) {
+		int rc = dispatch_regs<VEC, kMode == 2 ? 32 : kThreads>(rows, cols, x, y, stream);
+		if (rc >= 0)
+			return rc;
+	}
 	// Mode 1 (one read): the parameter's cluster, when its slices fit in shared memory.
-	if constexpr (kMode == 1 && Config<VEC>::kCanStage) {
+	if constexpr (kMode != 0 && Config<VEC>::kCanStage) {
 		if (Config<VEC>::smem_bytes(cols, kCluster) <= kSmemMax) {
 			int rc = launch_softmax<VEC, true>(rows, cols, kCluster, x, y, stream);
 			if (rc >= 0)

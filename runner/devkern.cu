@@ -334,21 +334,16 @@ __device__ __forceinline__ void gemm_want_tol(const dk_compare &c, int64_t r, in
 					      double scale, double *want, double *tol)
 {
 	double acc = c.alpha * ref;
-	double sc = fabs(c.alpha) * scale;
-	if (c.bias) {
-		double b = load_as_double(c.bias, c.bias_dtype, col);
-		acc += b;
-		sc += fabs(b) * 1e-7; /* the bias add is one more rounding */
-	}
+	double b = c.bias ? load_as_double(c.bias, c.bias_dtype, col) : 0.0;
+	acc += b;
 	double w = act64(c.epi_act, acc, c.p);
-	double t = c.eps_scale * sc * (c.epi_act ? 1.2 : 1.0);
 	if (c.mask) {
 		int64_t rr = r % c.mask_n;
 		if ((c.mask == MASK_UPPER && rr > col) || (c.mask == MASK_LOWER && rr < col))
 			w = 0.0;
 	}
 	*want = w;
-	*tol = t + c.rtol * fabs(w) + c.atol;
+	*tol = task_gemm_element_tol(c.eps_scale, c.rtol, c.atol, c.epi_act, fabs(c.alpha) * scale, b, acc, w);
 }
 
 __device__ __forceinline__ void want_tol(const dk_compare &c, int64_t i, double *want, double *tol)

@@ -536,6 +536,14 @@ static int sm90_one_m_tile(const struct task *t)
 	return t->op == OP_GEMM && t->m <= 128;
 }
 
+/* The output tiles of a gemm_sm90 GEMM at BM x BN (fp8 runs BN = 256 as 128). */
+static long sm90_tiles(const struct task *t, long bm, long bn)
+{
+	if (t->in_dtype == DT_FP8_E4M3 && bn > 128)
+		bn = 128;
+	return ceil_div(t->m, bm) * ceil_div(t->n, bn) * (t->batch > 1 ? t->batch : 1);
+}
+
 /* Sets a parameter to a value of its list (nothing when the space has neither). */
 static void set_value(const struct builtin_space *sp, struct builtin_config *cfg, const char *name,
 		      const char *v)
@@ -544,6 +552,40 @@ static void set_value(const struct builtin_space *sp, struct builtin_config *cfg
 	int j = i < 0 ? -1 : find_value(&sp->params[i], v, strlen(v));
 	if (j >= 0)
 		cfg->v[i] = j;
+}
+
+/* A rowwise task's row: its length, its count and the elements of one vector (16 bytes when
+ * the length is a multiple of them, else one element, as builtin/rowwise.cu chooses). */
+static long row_cols(const struct task *t)
+{
+	return t->ndim ? (long)t->shape[t->ndim - 1] : 0;
+}
+
+static long row_count(const struct task *t)
+{
+	long rows = 1;
+	for (int i = 0; i + 1 < t->ndim; i++)
+		rows *= (long)t->shape[i];
+	return rows;
+}
+
+static long row_vec(const struct task *t)
+{
+	long v = 16 / dtype_size(t->in_dtype);
+	return row_cols(t) % v == 0 ? v : 1;
+}
+
+/* Whether rowwise's modes 2 and 3 (the row in the registers of a warp, or of the CTA) hold
+ * the task's row with `threads` threads per CTA: builtin/rowwise.cu's regs_max_vpt(), the
+ * most vectors per thread that do not spill. */
+static int rowwise_regs_fit(const struct task *t, long mode, long threads)
+{
+	long regs = (65536 / threads < 255 ? 65536 / threads : 255) - 40;
+	long cost = dtype_size(t->in_dtype) == 2 ? 12 : 6, vpt = 16;
+	while (vpt > 1 && vpt * cost > regs)
+		vpt /= 2;
+	long group = mode == 2 ? 32 : threads;
+	return row_cols(t) <= group * row_vec(t) * vpt;
 }
 
 /*
@@ -572,6 +614,17 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		/* one M tile: the second CTA of an M pair only multiplies zero-filled rows */
 		if (sm90_one_m_tile(t) && pval(sp, c, "CG_P_CLUSTER_M", 0, 1) > 1)
 			return 1;
+		/* 64-row tiles help small M only: where 128-row tiles of this BN fill the GPU
+		 * twice over (and M > 64), they halve the work per B load for nothing */
+		long bm = pval(sp, c, "CG_P_BM", 0, 128);
+		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS &&
+		    bm != pval(sp, base, "CG_P_BM", 0, 128))
+			return 1;
+		/* split-K only where the tiles do not cover the SMs, each k-range 4 k-tiles or
+		 * more (its partial sums cost a write and a read of C per range) */
+		long split = pval(sp, c, "CG_P_SPLIT_K", 0, 1);
+		if (split > 1 && (sm90_tiles(t, bm, bn) >= SM90_SMS || t->k / (split * bk) < 4))
+			return 1;
 	}
 	if (!strcmp(sp->family, "gemm_simt")) {
 		/* a smaller tile only helps a grid that does not fill the GPU well: with two waves
@@ -591,12 +644,45 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 	if (!strcmp(sp->family, "rowwise")) {
 		long mode = pval(sp, c, "CG_P_MODE", 0, 0), cluster = pval(sp, c, "CG_P_CLUSTER", 0, 1);
 		long row_bytes = (long)(t->ndim ? t->shape[t->ndim - 1] : 0) * dtype_size(t->in_dtype);
-		if (mode == 0 && cluster > 1)
-			return 1;
+		if (mode != 1 && cluster > 1)
+			return 1; /* only mode 1 uses the cluster */
 		if (mode == 1 && row_bytes > cluster * 200L * 1024)
 			return 1; /* the kernel would fall back to two reads: a duplicate */
+		if (mode >= 2 && !rowwise_regs_fit(t, mode, pval(sp, c, "CG_P_THREADS", 0, 256)))
+			return 1; /* the kernel would go on as mode 1 */
 	}
 	return 0;
+}
+
+/*
+ * A softmax's start by its row: a row of up to 8 vectors a lane (4 KB: 2048 16-bit or 1024
+ * fp32 elements) one per warp in registers (mode 2); a longer one that a CTA holds at 4
+ * vectors a thread, with rows enough for two CTAs an SM, one per CTA in registers (mode 3,
+ * the fewest threads that do); the rest, long rows or few of them, the family's start (one
+ * read through shared memory over a cluster, mode 1). The structure stage tries the others.
+ */
+static void rowwise_start(const struct builtin_space *sp, const struct task *t,
+			  struct builtin_config *cfg)
+{
+	long vectors = ceil_div(row_cols(t), row_vec(t));
+	if (vectors <= 32 * 8) {
+		set_value(sp, cfg, "CG_P_MODE", "2");
+		set_value(sp, cfg, "CG_P_THREADS", "128");
+		set_value(sp, cfg, "CG_P_CLUSTER", "1");
+		return;
+	}
+	if (row_count(t) < 2 * SM90_SMS)
+		return;
+	static const char *const threads[] = { "128", "256", "512", "1024" };
+	for (int i = 0; i < 4; i++) {
+		long n = atol(threads[i]);
+		if (n * 4 >= vectors && rowwise_regs_fit(t, 3, n)) {
+			set_value(sp, cfg, "CG_P_MODE", "3");
+			set_value(sp, cfg, "CG_P_THREADS", threads[i]);
+			set_value(sp, cfg, "CG_P_CLUSTER", "1");
+			return;
+		}
+	}
 }
 
 /*
@@ -608,11 +694,27 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 void builtin_start(const struct builtin_space *sp, const struct task *t, struct builtin_config *cfg)
 {
 	memcpy(cfg->v, sp->start, sizeof(cfg->v));
+	if (!strcmp(sp->family, "rowwise") && find_param(sp, "CG_P_MODE", 9) >= 0) {
+		rowwise_start(sp, t, cfg);
+		return;
+	}
 	if (!strcmp(sp->family, "gemm_sm90") && sm90_one_m_tile(t)) {
 		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
-		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two */
+		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two;
+		 * at M <= 64 a 64-row tile does half the zero-filled MMA work */
 		set_value(sp, cfg, "CG_P_BN", "128");
 		set_value(sp, cfg, "CG_P_CLUSTER_M", "1");
+		if (t->m <= 64)
+			set_value(sp, cfg, "CG_P_BM", "64");
+		return;
+	}
+	if (!strcmp(sp->family, "gemm_sm90") && t->op == OP_GEMM &&
+	    sm90_tiles(t, 128, pval(sp, cfg, "CG_P_BN", 0, 256)) < SM90_SMS) {
+		/* small M (LLM inference, M of a few hundred): the declared 128 x 256 tiles leave
+		 * SMs idle; narrower ones first, then 64-row ones, till the tiles cover the SMs */
+		set_value(sp, cfg, "CG_P_BN", "128");
+		if (sm90_tiles(t, 128, 128) < SM90_SMS)
+			set_value(sp, cfg, "CG_P_BM", "64");
 		return;
 	}
 	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));

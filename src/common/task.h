@@ -159,6 +159,33 @@ struct task_tolerance {
 /* The tolerance of t's op and precision contract for inputs of distribution dist (the task
  * file's rtol/atol override the defaults). */
 void task_tolerance(const struct task *t, enum dist dist, struct task_tolerance *tol);
+
+#ifdef __CUDACC__
+#define TASK_HOST_DEVICE __host__ __device__
+#else
+#define TASK_HOST_DEVICE
+#endif
+
+/*
+ * The tolerance of one GEMM output element, from the contract's figures (task_tolerance) and
+ * the element's exact values: scale = |alpha| sum |a||b|, bias (0 without one), x = alpha *
+ * sum a*b + bias (the activation's argument) and want = act(x). One definition for the
+ * runner's compare kernels (device) and the unit tests (host); docs/evaluation.md derives it.
+ * A smooth activation (GELU, SiLU, ...) computed in fp32 is off by a few fp32 roundings of its
+ * argument, not of its result: GELU(x) = x/2 (1 + tanh(..)) for x < -1 cancels in the
+ * 1 + tanh, so its fp32 error is ~2^-24 |x| where |want| may be a thousandth of |x|.
+ */
+static inline TASK_HOST_DEVICE double task_gemm_element_tol(double eps_scale, double rtol, double atol,
+							     int act, double scale, double bias, double x,
+							     double want)
+{
+	double ab = bias < 0 ? -bias : bias, ax = x < 0 ? -x : x, aw = want < 0 ? -want : want;
+	double sc = scale + ab * 1e-7; /* the bias add is one more rounding */
+	double t = eps_scale * sc * (act != ACT_NONE ? 1.2 : 1.0);
+	if (act != ACT_NONE && act != ACT_RELU)
+		t += 8.0 * (1.0 / 16777216.0) * ax; /* 8 fp32 unit roundoffs (2^-24) of x */
+	return t + rtol * aw + atol;
+}
 /* "gemm", "elementwise" or "rowwise": which stage machine the agent uses. */
 const char *task_workload(const struct task *t);
 /* A one-line summary of the sizes ("M=4096 N=4096 K=4096 B^T +bias"); appends to out. */

@@ -156,6 +156,23 @@ for i, vals in enumerate(itertools.product(*[params[n]["values"] for n in stage]
         open("%s-s1_%02d.cu" % (prefix, i), "wb").write(src.stdout)
 PY
 done
+# settings beyond the start that reach code paths of their own (issue 20: split-K, 64-row
+# tiles, softmax register modes and their fallback to mode 1): TASK SETTING
+n=0
+while read -r name setting; do
+    n=$((n + 1))
+    "$CG" builtin "tests/gpu/tasks/$name.json" --source --set "$setting" >"$BT/$name-x$n.cu" 2>"$BT/$name.err" ||
+        bad "builtin $name ($setting): no candidate ($(cat "$BT/$name.err"))"
+done <<'EXTRA'
+bf16_small_m_nt CG_P_SPLIT_K=4
+bf16_small_m_nt CG_P_SPLIT_K=2 CG_P_BM=128 CG_P_CLUSTER_M=1 CG_P_PERSISTENT=0
+fp8_decode_nt CG_P_SPLIT_K=4
+tf32_nt CG_P_SPLIT_K=2 CG_P_BM=64
+softmax_fp16_warp CG_P_MODE=2 CG_P_THREADS=1024
+softmax_fp16_warp CG_P_MODE=3 CG_P_THREADS=128
+log_softmax_bf16_block CG_P_MODE=3 CG_P_THREADS=1024
+log_softmax_bf16_block CG_P_MODE=2 CG_P_THREADS=256
+EXTRA
 ls "$BT"/*.cu | xargs -P 16 -n 1 "$CG" build >/dev/null 2>&1
 for k in "$BT"/*.cu; do
     name=$(basename "$k" .cu); task="tests/gpu/tasks/${name%-*}.json"

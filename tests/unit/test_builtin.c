@@ -466,3 +466,129 @@ TEST(builtin_tf32_on_tensor_cores)
 	builtin_space_release(&sp);
 	task_free(t);
 }
+
+/* The configs a whole walk tries for t (each measured slower than the last), formatted one a
+ * line into out. */
+static int walk_all(const struct builtin_space *sp, const struct task *t, struct strbuf *out)
+{
+	struct builtin_tried tried[128];
+	struct builtin_config c;
+	int n = 0, stage;
+	char *what = NULL;
+	while (n < 128 && !builtin_next(sp, t, tried, n, &c, &stage, &what)) {
+		free(what);
+		builtin_config_format(sp, &c, out);
+		strbuf_addch(out, '\n');
+		tried[n] = (struct builtin_tried){ c, 1, 1.0 + n, -1, 0 };
+		n++;
+	}
+	return n;
+}
+
+/* Issue 20, softmax rows: a short row starts one per warp in registers (mode 2), a medium one
+ * one per CTA in registers (mode 3, the fewest threads holding it at 4 vectors each), a long
+ * row (or few rows) the declared one-read cluster start; register modes are never tried
+ * where the row does not fit them (the kernel would run mode 1 again). */
+TEST(builtin_softmax_start_by_row_length)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("kb1/23_softmax"));
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	static const struct {
+		enum dtype dt;
+		int64_t rows, cols;
+		const char *start;
+	} cases[] = {
+		{ DT_FP16, 65536, 2048, "CG_P_THREADS=128 CG_P_MODE=2 CG_P_CLUSTER=1" },
+		{ DT_FP16, 8, 128, "CG_P_THREADS=128 CG_P_MODE=2 CG_P_CLUSTER=1" },
+		{ DT_FP32, 4096, 1024, "CG_P_THREADS=128 CG_P_MODE=2 CG_P_CLUSTER=1" },
+		{ DT_FP16, 4096, 4096, "CG_P_THREADS=128 CG_P_MODE=3 CG_P_CLUSTER=1" },
+		{ DT_BF16, 512, 8192, "CG_P_THREADS=256 CG_P_MODE=3 CG_P_CLUSTER=1" },
+		{ DT_FP32, 4096, 16384, "CG_P_THREADS=1024 CG_P_MODE=3 CG_P_CLUSTER=1" },
+		{ DT_FP16, 64, 8192, "CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=16" },
+		{ DT_BF16, 512, 128256, "CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=16" },
+		{ DT_FP32, 4096, 393216, "CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=16" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t->in_dtype = t->out_dtype = cases[i].dt;
+		t->ndim = 2;
+		t->shape[0] = cases[i].rows;
+		t->shape[1] = cases[i].cols;
+		strbuf_reset(&sb);
+		builtin_start(&sp, t, &c);
+		builtin_config_format(&sp, &c, &sb);
+		if (strcmp(sb.buf, cases[i].start))
+			test_fail(__FILE__, __LINE__, "%lldx%lld: start %s, expected %s",
+				  (long long)cases[i].rows, (long long)cases[i].cols, sb.buf, cases[i].start);
+	}
+	/* fp16 x 4096: one row per warp needs 16 vectors a lane, which 128 or 256 threads hold;
+	 * at 512 or 1024 threads a lane holds 4 or 2: never tried */
+	t->in_dtype = t->out_dtype = DT_FP16;
+	t->shape[0] = 4096;
+	t->shape[1] = 4096;
+	strbuf_reset(&sb);
+	CHECK(walk_all(&sp, t, &sb) > 6);
+	CHECK_HAS(sb.buf, "CG_P_THREADS=128 CG_P_MODE=2 CG_P_CLUSTER=1\n");
+	CHECK(!strstr(sb.buf, "CG_P_THREADS=512 CG_P_MODE=2"));
+	CHECK(!strstr(sb.buf, "CG_P_THREADS=1024 CG_P_MODE=2"));
+	CHECK(!strstr(sb.buf, "CG_P_MODE=3 CG_P_CLUSTER=2"));
+	/* 393216 fp32 fits no register mode */
+	t->in_dtype = t->out_dtype = DT_FP32;
+	t->shape[1] = 393216;
+	strbuf_reset(&sb);
+	walk_all(&sp, t, &sb);
+	CHECK(!strstr(sb.buf, "CG_P_MODE=2") && !strstr(sb.buf, "CG_P_MODE=3"));
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}
+
+/* Issue 20, small M: an LLM-inference GEMM whose 128 x 256 tiles leave SMs idle (M = 256,
+ * N = 5120: 40 tiles on 132 SMs) starts gemm_sm90 at 64 x 128 (160 tiles); a decode GEMM
+ * (M <= 64) at BM = 64; a square 4096 GEMM keeps 128 x 256 and never tries 64-row tiles. */
+TEST(builtin_sm90_small_m_tiles)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	t->b_layout = LAYOUT_COL;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=256");
+	strbuf_reset(&sb);
+	CHECK(walk_all(&sp, t, &sb) > 5);
+	CHECK(!strstr(sb.buf, "CG_P_BM=64"));
+	CHECK(!strstr(sb.buf, "CG_P_SPLIT_K=2"));
+	t->m = 256;
+	t->n = 5120;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=2");
+	t->m = 512; /* 128 x 256: 4 x 20 tiles, too few; 128 x 128: 4 x 40, enough */
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
+	t->m = 16;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=1");
+	/* decode, N = 5120: 40 tiles, so the walk tries split-K (2 and 4 k-ranges) */
+	strbuf_reset(&sb);
+	walk_all(&sp, t, &sb);
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=2");
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=4");
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}

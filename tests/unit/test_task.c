@@ -885,3 +885,102 @@ TEST(task_enum_names_round_trip)
 	CHECK_INT(dtype_size(DT_FP8_E4M3), 1);
 	CHECK_STR(act_name(ACT_GELU_ERF), "gelu");
 }
+
+static const char *tf32_gemm_json(const char *precision)
+{
+	static char buf[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"name\": \"t\", \"op\": \"gemm\", \"dtype\": \"fp32\", \"precision\": \"%s\", "
+		 "\"m\": 1000, \"n\": 1000, \"k\": 1028, \"b_layout\": \"col\", "
+		 "\"epilogue\": {\"bias\": true, \"activation\": \"gelu_tanh\"}}", precision);
+	return buf;
+}
+
+static float f32_with_bits(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static uint32_t bits_of(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/* The worst single product for TF32: both operands 1 + 2^-10 - 2^-23 (the 13 dropped bits all
+ * ones above a power of two). Truncating them (what a tensor core may do) must pass the tf32
+ * contract; the same product fails strict, and operands rounded to bf16 fail tf32 (1 + 2^-8,
+ * exact in TF32, is a tie bf16 rounds to 1: the contract still tells TF32 from bf16). */
+TEST(task_tolerance_tf32_allows_truncated_operands)
+{
+	struct task *t = parse_ok(tf32_gemm_json("tf32"));
+	struct task *s = parse_ok(tf32_gemm_json("strict"));
+	CHECK(t && s);
+	struct task_tolerance tt, ts;
+	task_tolerance(t, DIST_SPARSE, &tt);
+	task_tolerance(s, DIST_SPARSE, &ts);
+	float a = f32_with_bits(0x3F801FFFu), at = f32_with_bits(bits_of(a) & 0xFFFFE000u);
+	double want = (double)a * a, trunc = (double)at * at;
+	double tol_t = task_gemm_element_tol(tt.eps_scale, tt.rtol, tt.atol, ACT_NONE, want, 0, want, want);
+	double tol_s = task_gemm_element_tol(ts.eps_scale, ts.rtol, ts.atol, ACT_NONE, want, 0, want, want);
+	CHECK(fabs(trunc - want) > ldexp(1.0, -10) * want); /* beyond a round-to-nearest budget */
+	CHECK(fabs(trunc - want) <= tol_t);
+	CHECK(fabs(trunc - want) > 100 * tol_s);
+	float b = 1.0f + 0x1p-8f, bb = f32_with_bits((bits_of(b) + 0x7FFFu + ((bits_of(b) >> 16) & 1)) & 0xFFFF0000u);
+	double wb = (double)b * b;
+	CHECK(bb == 1.0f);
+	CHECK(fabs((double)bb * bb - wb) >
+	      task_gemm_element_tol(tt.eps_scale, tt.rtol, tt.atol, ACT_NONE, wb, 0, wb, wb));
+	task_free(t);
+	task_free(s);
+}
+
+static double gelu_tanh64(double x)
+{
+	return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+}
+
+/* gemm_sm90's and gemm_simt's epilogue: GELU(tanh) evaluated in fp32 */
+static float gelu_tanh32(float x)
+{
+	float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+	return 0.5f * x * (1.0f + tanhf(u));
+}
+
+/* An output whose dot product is (nearly) empty, as the sparse probe makes, is GELU(bias): the
+ * fp32 epilogue cancels in 1 + tanh for negative arguments (at -3 the result is a thousandth of
+ * the argument), so its error is fp32 roundings of the argument, far above rtol |want|. The
+ * tf32_nt GPU test failed on exactly such elements (16 of 1e6, 3.7x) before the tolerance
+ * counted them; a wrong activation must still fail. */
+TEST(task_tolerance_gemm_epilogue_counts_fp32_activation)
+{
+	const char *prec[] = { "tf32", "strict" };
+	for (int p = 0; p < 2; p++) {
+		struct task *t = parse_ok(tf32_gemm_json(prec[p]));
+		CHECK(t);
+		struct task_tolerance tol;
+		task_tolerance(t, DIST_SPARSE, &tol);
+		double worst = 0;
+		int beyond_old = 0;
+		for (float x = -9.0f; x <= 9.0f; x += 1.0f / 1024 + 1e-7f) {
+			double want = gelu_tanh64(x), err = fabs((double)gelu_tanh32(x) - want);
+			double tl = task_gemm_element_tol(tol.eps_scale, tol.rtol, tol.atol, ACT_GELU_TANH,
+							  0, x, x, want);
+			if (err / tl > worst)
+				worst = err / tl;
+			/* without the activation's term */
+			if (err > tol.eps_scale * 1.2 * fabs(x) * 1e-7 + tol.rtol * fabs(want) + tol.atol)
+				beyond_old++;
+			/* and it is not so wide that GELU(erf) passes for GELU(tanh) (1e-4 apart here) */
+			double other = 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+			if (fabs(x) > 0.9 && fabs(x) < 1.6)
+				CHECK(fabs(other - want) > 10 * tl);
+		}
+		CHECK(worst <= 1.0);
+		CHECK(beyond_old > 100); /* the term is needed */
+		task_free(t);
+	}
+}
