@@ -3,7 +3,7 @@
 # own build path, with real nvcc and no GPU: `cutegen build` runs the policy, compiles, checks
 # the object and links; the .so must export cutegen_launch and cutegen_abi_version. Each kernel
 # names its module (tasks/modules/levelN/STEM.py, which must exist) and README.md lists it.
-# Cost: about 3 minutes on a shared 2-core machine with an empty cache (13 kernels, 9-22 s each; the cumsum and
+# Cost: about 4 minutes on a shared 2-core machine with an empty cache (17 kernels, 9-25 s each; the cumsum and
 # the losses are the longest); tests/gpu/module_kernels.sh judges them on the H200.
 set -u
 : "${CUTEGEN:?}" "${REPO:?}"

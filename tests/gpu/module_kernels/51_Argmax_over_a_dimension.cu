@@ -1,11 +1,13 @@
 // Module tasks/modules/level1/51_Argmax_over_a_dimension.py: torch.argmax(x, dim) (int64).
 // ABI (docs/kernel-abi.md, "Module tasks"): inputs x; outputs out (int64, x's shape without dim);
 // scalars dim (get_init_inputs). CG_RED below picks the reduction (the same body serves
-// 47_Sum, 48_Mean and 49_Max, each its own file).
+// 47_Sum, 48_Mean, 49_Max, 52_Argmin and 53_Min, each its own file).
 #define CG_RED_SUM 1
 #define CG_RED_MEAN 2
 #define CG_RED_MAX 3
 #define CG_RED_ARGMAX 4
+#define CG_RED_MIN 5
+#define CG_RED_ARGMIN 6
 #define CG_RED CG_RED_ARGMAX
 /*
  * Reduction of a contiguous fp32 tensor over one dimension d. The tensor is viewed through a
@@ -16,8 +18,8 @@
  *   inner < 32 (the reduced dim is last or nearly): a warp per output, lanes stride R, a
  *     shuffle reduction.
  * Sums are accumulated in fp64 (the float64 truth is what the judge compares with; a long
- * column summed in fp32 drifts by sqrt(R) ulps). Max/argmax follow PyTorch: NaN wins and
- * propagates, argmax returns the first index of the maximum (int64).
+ * column summed in fp32 drifts by sqrt(R) ulps). Max/min/argmax/argmin follow PyTorch: NaN
+ * wins and propagates, argmax/argmin return the first index of the extremum (int64).
  */
 #include <cutegen/kernel_abi.h>
 
@@ -29,11 +31,21 @@ namespace kernel {
 
 using namespace cute;
 
-#if CG_RED == CG_RED_ARGMAX
+#if CG_RED == CG_RED_ARGMAX || CG_RED == CG_RED_ARGMIN
 typedef int64_t out_t;
 #else
 typedef float out_t;
 #endif
+
+/* 1 when v beats the current best b (neither NaN): larger for max, smaller for min */
+__device__ __forceinline__ bool better(float v, float b)
+{
+#if CG_RED == CG_RED_MIN || CG_RED == CG_RED_ARGMIN
+	return v < b;
+#else
+	return v > b;
+#endif
+}
 
 struct Acc {
 	double sum;
@@ -54,14 +66,14 @@ __device__ __forceinline__ void acc_add(Acc &a, float v, int64_t r)
 #if CG_RED == CG_RED_SUM || CG_RED == CG_RED_MEAN
 	a.sum += (double)v;
 #else
-	if (a.idx < 0 || (!isnan(a.best) && (isnan(v) || v > a.best))) {
+	if (a.idx < 0 || (!isnan(a.best) && (isnan(v) || better(v, a.best)))) {
 		a.best = v;
 		a.idx = r;
 	}
 #endif
 }
 
-/* Merges b into a (for argmax: the lower index wins a tie). */
+/* Merges b into a (for argmax/argmin: the lower index wins a tie). */
 __device__ __forceinline__ void acc_merge(Acc &a, const Acc &b)
 {
 #if CG_RED == CG_RED_SUM || CG_RED == CG_RED_MEAN
@@ -74,7 +86,7 @@ __device__ __forceinline__ void acc_merge(Acc &a, const Acc &b)
 		return;
 	}
 	bool an = isnan(a.best), bn = isnan(b.best);
-	if ((bn && !an) || (bn == an && !an && b.best > a.best) ||
+	if ((bn && !an) || (bn == an && !an && better(b.best, a.best)) ||
 	    (bn == an && (an || b.best == a.best) && b.idx < a.idx)) {
 		a.best = b.best;
 		a.idx = b.idx;
@@ -88,7 +100,7 @@ __device__ __forceinline__ out_t acc_result(const Acc &a, int64_t R)
 	return (float)a.sum;
 #elif CG_RED == CG_RED_MEAN
 	return (float)(a.sum / (double)R);
-#elif CG_RED == CG_RED_MAX
+#elif CG_RED == CG_RED_MAX || CG_RED == CG_RED_MIN
 	return a.best;
 #else
 	return a.idx;
@@ -152,7 +164,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *in, int nin, DLTensor *out, in
 	const DLTensor &x = in[0], &y = out[0];
 	if (x.dtype.code != kDLFloat || x.dtype.bits != 32 || x.ndim < 1)
 		return 1;
-#if CG_RED == CG_RED_ARGMAX
+#if CG_RED == CG_RED_ARGMAX || CG_RED == CG_RED_ARGMIN
 	if (y.dtype.code != kDLInt || y.dtype.bits != 64)
 		return 1;
 #else
