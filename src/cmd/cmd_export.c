@@ -81,7 +81,9 @@ int cmd_export(int argc, char **argv)
 		{ "kernel-only", 0, OPT_BOOL, &o.kernel_only },
 		{ "force", 'f', OPT_BOOL, &o.force },
 	};
+	char *note = NULL;
 	o.verified_out = &verified;
+	o.note_out = &note;
 	char oerr[256];
 	if (opt_parse(argc, argv, opts, (int)ARRAY_SIZE(opts), &npos, oerr, sizeof(oerr))) {
 		error("%s; see 'cutegen help export'", oerr);
@@ -115,6 +117,9 @@ int cmd_export(int argc, char **argv)
 		printf("exported node %ld of %s to %s: %s.cu, %s.h, CMakeLists.txt, %s_torch.cpp, "
 		       "setup.py, example.py\n", h.best, argv[1], o.out_dir, name, name, name);
 	}
+	if (note)
+		fprintf(stderr, "warning: %s\n", note);
+	free(note);
 	if (!er && !verified)
 		fprintf(stderr, "warning: the kernel was not verified on %s (CMakeLists.txt says on "
 			"which it was); judge it there with 'cutegen eval'\n", o.arch);

@@ -787,17 +787,24 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 				 h->dir, h->n, h->run.status ? "" : "");
 		return -1;
 	}
-	if (module && !o->kernel_only) {
-		/* a module run: the module's tensor list, as ModelNew passes it, from its file */
-		char *derr = NULL;
-		if (reference_describe(module, &md, &derr)) {
+	char *derr = NULL;
+	if (module && !o->kernel_only && reference_describe(module, &md, &derr))
+		md = NULL; /* a module run: its tensor list, as ModelNew passes it, from its file */
+	if (h->run.task_json)
+		t = task_parse_json(h->run.task_json, strlen(h->run.task_json), "run.db", err);
+	if (derr) {
+		if (!t) { /* no built-in twin to export instead */
+			free(*err);
 			*err = xasprintf("exporting a module run describes its module again: %s", derr);
 			free(derr);
 			goto out;
 		}
+		/* a lowered module: the twin's files still can be written */
+		if (o->note_out)
+			*o->note_out = xasprintf("no ModelNew written: describing the module failed (%s)",
+						 derr);
+		free(derr);
 	}
-	if (h->run.task_json)
-		t = task_parse_json(h->run.task_json, strlen(h->run.task_json), "run.db", err);
 	if (!t) {
 		if (!(md && !md->lowered))
 			goto out; /* a task the store cannot give back */

@@ -24,6 +24,8 @@ struct export_opts {
 	int kernel_only;         /* only NAME.cu, the kernel exactly as verified (what `cutegen
 				    build` and `cutegen eval` take), no launch API */
 	int force;               /* overwrite files the user changed */
+	char **note_out;         /* when not NULL: a heap warning for the user, or left alone (a
+				    module run whose module no longer describes: no ModelNew) */
 	int *verified_out;       /* when not NULL: set to 1 when the export's arch is the one the
 				    kernel was verified on, 0 when --arch asked for another */
 };

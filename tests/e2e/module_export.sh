@@ -106,6 +106,9 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     show_list "$M/suite/2_relu.py" >"$T/want3"
     abi_list "$T/rexp/relu_mod_model.py" >"$T/got3" 2>"$T/out"
     check "its ModelNew passes x, as task show lists it" 'cmp -s "$T/want3" "$T/got3" && grep -q "^x input fp32 \[16, 1024\]$" "$T/got3"'
+    CUTEGEN_PYTHON=$T/no-python "$CUTEGEN" export "$T/run" --out "$T/rnp" --name relu_np >"$T/out" 2>&1; rc=$?
+    check "a module run whose module cannot be described: the twin's files, a warning, no ModelNew (rc $rc)" \
+        '[ $rc -eq 0 ] && [ -s "$T/rnp/relu_np.h" ] && [ ! -e "$T/rnp/relu_np_model.py" ] && grep -q "^warning: no ModelNew written" "$T/out"'
     C export "$T/run" --out "$T/rk" --kernel-only --name rk; rc=$?
     check "--kernel-only of a module run stays the kernel alone (rc $rc)" '[ $rc -eq 0 ] && [ "$(ls "$T/rk")" = rk.cu ]'
 else
