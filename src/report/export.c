@@ -5,8 +5,10 @@
  */
 #include "report/export.h"
 #include "eval/build.h"
+#include "eval/reference.h"
 #include "common/embedded.h"
 #include "common/task.h"
+#include "common/task_module.h"
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/sha256.h"
@@ -403,7 +405,7 @@ static void fill_template(struct strbuf *sb, const char *tmpl, const char *name,
  * may be written again, and a file that differs from it is the user's.
  */
 #define MANIFEST_FILE ".cutegen-export"
-#define OUT_MAX 16
+#define OUT_MAX 20
 
 struct out_file {
 	char *path; /* relative to the directory */
@@ -576,13 +578,207 @@ static void verified_device(const struct run_history *h, char *buf, size_t len)
 		json_decref(r);
 }
 
+/*
+ * The files that make a module's kernel a drop-in for its Model: NAME_model.py (ModelNew, the
+ * template export/model_new.py with the module's tensor list embedded) and NAME_reference.py (a
+ * copy of the module file, which ModelNew subclasses). A module judged as a built-in op gets that
+ * op's scalars (lowered, non-NULL), which need not be the module's numbers.
+ */
+#define MODULE_FILE_MAX (1 << 20)
+
+static int module_files(struct outputs *out, const char *name, const struct module_desc *md,
+			const struct task *lowered, const char *gencode, const char *cutlass,
+			const char *note, char **err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc = -1;
+	int r = strbuf_read_file(&sb, md->file, MODULE_FILE_MAX);
+	if (r) {
+		*err = xasprintf(r == CG_INPUT_TOOBIG ? "module file '%s' is larger than 1 MiB"
+						      : "cannot read module file '%s': %s; export needs it "
+							"beside the kernel (restore it or export with --task FILE.py)",
+				 md->file, strerror(errno));
+		goto out;
+	}
+	char *f = xasprintf("%s_reference.py", name);
+	strbuf_add(out_add(out, f), sb.buf, sb.len);
+	free(f);
+
+	strbuf_reset(&sb);
+	module_desc_to_json(md, &sb);
+	json_t *abi = json_loadb(sb.buf, sb.len, 0, NULL);
+	if (!abi)
+		BUG("module_desc_to_json wrote JSON jansson cannot read");
+	if (lowered) {
+		double v[TASK_MAX_SCALARS];
+		const char *nm[TASK_MAX_SCALARS];
+		int ns = task_scalars(lowered, v, nm);
+		json_t *ls = json_array();
+		for (int j = 0; j < ns; j++)
+			json_array_append_new(ls, json_pack("{s:s, s:f}", "name", nm[j], "value", v[j]));
+		json_object_set_new(abi, "lowered_scalars", ls);
+	}
+	char *js = json_dumps(abi, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(abi);
+	if (!js)
+		BUG("cannot serialize a module's tensor list");
+	const struct embedded_file *e = embedded_find("export/model_new.py");
+	if (!e)
+		BUG("'export/model_new.py' is not embedded");
+	/* {{ABI}} first (its JSON cannot hold a "{{" key of the template: names are checked
+	 * identifiers and numbers), then the common keys */
+	struct strbuf tmp = STRBUF_INIT;
+	const char *hit = strstr(e->data, "{{ABI}}");
+	if (!hit)
+		BUG("export/model_new.py has no {{ABI}}");
+	strbuf_add(&tmp, e->data, (size_t)(hit - e->data));
+	strbuf_addstr(&tmp, js);
+	strbuf_addstr(&tmp, hit + strlen("{{ABI}}"));
+	free(js);
+	f = xasprintf("%s_model.py", name);
+	fill_template(out_add(out, f), tmp.buf, name, gencode, cutlass, note);
+	free(f);
+	strbuf_release(&tmp);
+	rc = 0;
+out:
+	strbuf_release(&sb);
+	return rc;
+}
+
+/* The module file of a run (its configuration's "module"), or NULL. Heap string. */
+static char *run_module(const struct run_history *h)
+{
+	json_t *c = h->run.config_json ? json_loads(h->run.config_json, 0, NULL) : NULL;
+	const char *m = json_string_value(json_object_get(c, "module"));
+	char *r = m && *m ? xstrdup(m) : NULL;
+	json_decref(c);
+	return r;
+}
+
+static void arch_note(struct strbuf *note, const char *arch, const char *verified, const char *dev)
+{
+	if (!verified)
+		strbuf_addf(note, "# %s: this kernel was exported without a run: cutegen has not judged it "
+			    "here;\n# judge it first (cutegen eval KERNEL --task FILE.py --arch %s)",
+			    arch, arch);
+	else if (!strcmp(arch, verified))
+		strbuf_addf(note, "# %s: the architecture the kernel was verified on%s%s%s", arch,
+			    *dev ? " (" : "", dev, *dev ? ")" : "");
+	else
+		strbuf_addf(note, "# %s, as cutegen export --arch asked: the kernel was verified on %s%s%s%s, "
+			    "NOT on %s;\n# judge it there before use (cutegen eval KERNEL --task TASK --arch %s)",
+			    arch, verified, *dev ? " (" : "", dev, *dev ? ")" : "", arch, arch);
+}
+
+/* Checks the manifest and writes; see export_run. */
+static int write_all(const struct export_opts *o, const struct outputs *out, char **err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc = 0;
+	if (!o->force && changed_files(o->out_dir, out, &sb)) {
+		*err = xasprintf("export would overwrite files changed since cutegen wrote them in "
+				 "'%s': %s; move them away, pick another --out, or give --force",
+				 o->out_dir, sb.buf);
+		rc = CG_USAGE;
+	} else if (outputs_write(o->out_dir, out, err)) {
+		rc = -1;
+	}
+	strbuf_release(&sb);
+	return rc;
+}
+
+/* include/cutegen/kernel_abi.h and include/dlpack/dlpack.h (as this machine has it). */
+static void add_headers(struct outputs *out)
+{
+	const struct embedded_file *e = embedded_find("include/cutegen/kernel_abi.h");
+	if (!e)
+		BUG("'include/cutegen/kernel_abi.h' is not embedded");
+	strbuf_addstr(out_add(out, "include/cutegen/kernel_abi.h"), e->data);
+	struct strbuf sb = STRBUF_INIT;
+	if (!strbuf_read_file(&sb, "/usr/include/dlpack/dlpack.h", 1 << 20))
+		strbuf_add(out_add(out, "include/dlpack/dlpack.h"), sb.buf, sb.len);
+	strbuf_release(&sb);
+}
+
+/*
+ * The module files without a C API: NAME.cu (the kernel as given), include/, NAME_model.py,
+ * NAME_reference.py, export.json (the module's tensor list). For a module the built-in ops do
+ * not cover, and for `cutegen export --kernel K.cu --task M.py`.
+ */
+static int module_export(const char *source, const struct module_desc *md, const char *name,
+			 const char *arch, const char *gencode, const char *cutlass, const char *note,
+			 const char *run_dir, long node, struct outputs *out, char **err)
+{
+	char *f = xasprintf("%s.cu", name);
+	strbuf_addstr(out_add(out, f), source);
+	free(f);
+	add_headers(out);
+	if (module_files(out, name, md, md->lowered, gencode, cutlass, note, err))
+		return -1;
+	struct strbuf sb = STRBUF_INIT;
+	module_desc_to_json(md, &sb);
+	json_t *abi = json_loadb(sb.buf, sb.len, 0, NULL);
+	json_t *spec = json_pack("{s:s, s:s, s:s?, s:I, s:s, s:s, s:s, s:o}", "name", name, "module",
+				 md->file, "run", run_dir, "node", (json_int_t)node, "arch", arch, "gencode",
+				 gencode, "cutlass_include", cutlass, "abi", abi ? abi : json_null());
+	char *js = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
+	json_decref(spec);
+	if (js)
+		strbuf_addf(out_add(out, "export.json"), "%s\n", js);
+	free(js);
+	strbuf_release(&sb);
+	return 0;
+}
+
+int export_kernel_module(const char *source, const struct module_desc *md,
+			 const struct export_opts *o, char **name_out, char **err)
+{
+	struct outputs out = { .n = 0 };
+	struct strbuf note = STRBUF_INIT;
+	char *name = o->name ? xstrdup(o->name) : default_name(md->name);
+	char *cutlass = NULL;
+	int rc = -1;
+	if (name_out)
+		*name_out = NULL;
+	if (!valid_name(name)) {
+		*err = xasprintf("export name '%s' is not a C identifier (letters, digits, '_')", name);
+		goto out;
+	}
+	const char *arch = o->arch ? o->arch : "sm_90a";
+	char gencode[96];
+	if (build_parse_arch(arch, gencode, sizeof(gencode))) {
+		*err = xasprintf("arch '%s' is not valid: use sm_XY with an optional a, e.g. sm_90a", arch);
+		goto out;
+	}
+	if (o->verified_out)
+		*o->verified_out = 1;
+	arch_note(&note, arch, NULL, "");
+	cutlass = o->cutlass_include ? xstrdup(o->cutlass_include) : build_find_cutlass_include();
+	if (!cutlass)
+		cutlass = xstrdup("");
+	if (module_export(source, md, name, arch, gencode, cutlass, note.buf, NULL, -1, &out, err))
+		goto out;
+	rc = write_all(o, &out, err);
+	if (!rc && name_out) {
+		*name_out = name;
+		name = NULL;
+	}
+out:
+	outputs_release(&out);
+	strbuf_release(&note);
+	free(name);
+	free(cutlass);
+	return rc;
+}
+
 int export_run(const struct run_history *h, const struct export_opts *o, char **name_out,
 	       char **err)
 {
 	struct outputs out = { .n = 0 };
 	struct strbuf sb = STRBUF_INIT, note = STRBUF_INIT;
 	struct task *t = NULL;
-	char *name = NULL, *cutlass = NULL;
+	struct module_desc *md = NULL;
+	char *name = NULL, *cutlass = NULL, *module = run_module(h);
 	int rc = -1;
 	if (name_out)
 		*name_out = NULL;
@@ -591,9 +787,30 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 				 h->dir, h->n, h->run.status ? "" : "");
 		return -1;
 	}
-	if (!h->run.task_json ||
-	    !(t = task_parse_json(h->run.task_json, strlen(h->run.task_json), "run.db", err)))
-		goto out;
+	char *derr = NULL;
+	if (module && !o->kernel_only && reference_describe(module, &md, &derr))
+		md = NULL; /* a module run: its tensor list, as ModelNew passes it, from its file */
+	if (h->run.task_json)
+		t = task_parse_json(h->run.task_json, strlen(h->run.task_json), "run.db", err);
+	if (derr) {
+		if (!t) { /* no built-in twin to export instead */
+			free(*err);
+			*err = xasprintf("exporting a module run describes its module again: %s", derr);
+			free(derr);
+			goto out;
+		}
+		/* a lowered module: the twin's files still can be written */
+		if (o->note_out)
+			*o->note_out = xasprintf("no ModelNew written: describing the module failed (%s)",
+						 derr);
+		free(derr);
+	}
+	if (!t) {
+		if (!(md && !md->lowered))
+			goto out; /* a task the store cannot give back */
+		free(*err); /* a module no built-in op covers needs none */
+		*err = NULL;
+	}
 	name = o->name ? xstrdup(o->name) : default_name(h->run.task_name);
 	if (!valid_name(name)) {
 		*err = xasprintf("export name '%s' is not a C identifier (letters, digits, '_')", name);
@@ -607,13 +824,7 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 		goto out;
 	}
 	verified_device(h, dev, sizeof(dev));
-	if (!strcmp(arch, verified))
-		strbuf_addf(&note, "# %s: the architecture the kernel was verified on%s%s%s", arch,
-			    *dev ? " (" : "", dev, *dev ? ")" : "");
-	else
-		strbuf_addf(&note, "# %s, as cutegen export --arch asked: the kernel was verified on %s%s%s%s, "
-			    "NOT on %s;\n# judge it there before use (cutegen eval KERNEL --task TASK --arch %s)",
-			    arch, verified, *dev ? " (" : "", dev, *dev ? ")" : "", arch, arch);
+	arch_note(&note, arch, verified, dev);
 	if (o->verified_out)
 		*o->verified_out = !strcmp(arch, verified);
 
@@ -623,6 +834,14 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 		char *f = xasprintf("%s.cu", name);
 		strbuf_addstr(out_add(&out, f), source);
 		free(f);
+	} else if (md && (!md->lowered || !t)) {
+		/* a module no built-in op covers: the kernel, ModelNew, no C API */
+		cutlass = o->cutlass_include ? xstrdup(o->cutlass_include) : build_find_cutlass_include();
+		if (!cutlass)
+			cutlass = xstrdup("");
+		if (module_export(source, md, name, arch, gencode, cutlass, note.buf, h->dir, h->best,
+				  &out, err))
+			goto out;
 	} else {
 		cutlass = o->cutlass_include ? xstrdup(o->cutlass_include) : build_find_cutlass_include();
 		if (!cutlass)
@@ -680,6 +899,9 @@ int export_run(const struct run_history *h, const struct export_opts *o, char **
 		if (js)
 			strbuf_addf(out_add(&out, "export.json"), "%s\n", js);
 		free(js);
+		/* a module judged as this built-in op: ModelNew too */
+		if (md && module_files(&out, name, md, t, gencode, cutlass, note.buf, err))
+			goto out;
 	}
 	strbuf_reset(&sb);
 	if (!o->force && changed_files(o->out_dir, &out, &sb)) {
@@ -701,6 +923,8 @@ out:
 	strbuf_release(&sb);
 	strbuf_release(&note);
 	task_free(t);
+	module_desc_free(md);
+	free(module);
 	free(name);
 	free(cutlass);
 	return rc;

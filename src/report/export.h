@@ -5,7 +5,9 @@
  * and dlpack.h), CMakeLists.txt (a shared library, the verified -gencode, CUTLASS_INCLUDE_DIR
  * as a cache variable), NAME_torch.cpp + setup.py (a PyTorch extension calling the kernel on
  * the current stream), example.py (compares with the task's PyTorch reference), task.json and
- * export.json (tensors and scalars). Templates are embedded from export/.
+ * export.json (tensors and scalars). A module run (or a kernel with a module file) also gets
+ * NAME_model.py, a ModelNew that replaces the module's Model (see export_kernel_module).
+ * Templates are embedded from export/.
  * Not for: compiling or checking the kernel (the tests do that with nvcc).
  */
 #ifndef CUTEGEN_EXPORT_H
@@ -22,6 +24,8 @@ struct export_opts {
 	int kernel_only;         /* only NAME.cu, the kernel exactly as verified (what `cutegen
 				    build` and `cutegen eval` take), no launch API */
 	int force;               /* overwrite files the user changed */
+	char **note_out;         /* when not NULL: a heap warning for the user, or left alone (a
+				    module run whose module no longer describes: no ModelNew) */
 	int *verified_out;       /* when not NULL: set to 1 when the export's arch is the one the
 				    kernel was verified on, 0 when --arch asked for another */
 };
@@ -34,5 +38,16 @@ struct export_opts {
  * *name_out (heap, may be NULL) gets the name used. */
 int export_run(const struct run_history *h, const struct export_opts *o, char **name_out,
 	       char **err);
+
+/*
+ * A kernel and a module file, without a run (`cutegen export --kernel K.cu --task M.py`):
+ * NAME.cu (the kernel as given), include/, NAME_model.py (ModelNew: a drop-in for the module's
+ * Model that calls the kernel through ctypes), NAME_reference.py (the module file) and
+ * export.json (the module's tensor list). md is the module's description (reference_describe).
+ * Returns as export_run.
+ */
+struct module_desc;
+int export_kernel_module(const char *source, const struct module_desc *md,
+			 const struct export_opts *o, char **name_out, char **err);
 
 #endif
