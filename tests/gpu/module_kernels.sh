@@ -8,8 +8,9 @@
 #      the evaluator's budget) must print ok.
 # Closes with "N passed, N failed"; with OUT set, writes OUT/module_kernels.json and .md (one
 # row a kernel: verdict, ms, speedups, the check) and each eval's JSON.
-# usage: BUILD=build [PYTHON=python3] [OUT=dir] [NO_CHECK=1] bash tests/gpu/module_kernels.sh [STEM...]
+# usage: BUILD=build [PYTHON=python3] [OUT=dir] [NO_CHECK=1] [NO_TORCH=1] bash tests/gpu/module_kernels.sh [STEM...]
 #   STEM...: only those kernels (e.g. 40_LayerNorm 94_MSELoss); all of them by default.
+#   NO_TORCH=1: no eager/torch.compile baselines (no --torch: the verdicts alone, faster).
 #   Takes about a minute a kernel (the eval's reference cases, torch.compile, nvcc).
 set -u
 cd "$(dirname "$0")/../.."
@@ -40,7 +41,7 @@ for stem in $stems; do
     fi
     # 1. the judge
     start=$(date +%s)
-    "$CG" eval "$k" --task "$mod" --json --torch >"$RES/$stem.eval.json" 2>"$T/$stem.err"; rc=$?
+    "$CG" eval "$k" --task "$mod" --json $([ -n "${NO_TORCH:-}" ] || echo --torch) >"$RES/$stem.eval.json" 2>"$T/$stem.err"; rc=$?
     secs=$(( $(date +%s) - start ))
     line=$("$PY" - "$RES/$stem.eval.json" <<'PYEOF'
 import json, sys
