@@ -506,7 +506,7 @@ def describe(torch, path, seed):
             params.append(tensor_info(torch, n, t, "buffer" if n in bufnames else "parameter"))
     with torch.no_grad():
         out = call_user("forward", "forward", model, *args)
-    outs = out if isinstance(out, (tuple, list)) else [out]
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]  # torch.return_types are tuples
     if not outs or not all(is_tensor(torch, o) for o in outs):
         bad = [type(o).__name__ for o in outs if not is_tensor(torch, o)] or ["nothing"]
         raise Fail("output", "forward returned %s, not a tensor or a tuple of tensors; a kernel's "

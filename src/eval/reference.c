@@ -313,7 +313,7 @@ int reference_prepare(const struct module_desc *md, const struct reference_prepa
 				"seed", REFERENCE_SEED, "device", po->device, "cases", prepare_cases(po->quick),
 				"precision", po->precision ? po->precision : (md->precision ? md->precision : "strict"),
 				"baselines", po->baselines, "memory_fraction",
-				po->memory_fraction > 0 ? po->memory_fraction : 0.35);
+				po->memory_fraction > 0 ? po->memory_fraction : 0.55);
 	char *text = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	strbuf_addstr(&line, text);

@@ -67,7 +67,9 @@ struct reference_prepare_opts {
 	int quick;                /* fewer cases */
 	int baselines;            /* time eager and torch.compile too */
 	const char *precision;    /* the contract's name ("strict", ...) */
-	double memory_fraction;   /* of free GPU memory the cases may take; 0 = 0.35 */
+	double memory_fraction;   /* of free GPU memory the cases may take; 0 = 0.55 (the runner
+				     needs about one case without its fp64 truth beside them: KernelBench norms at
+				     full size take 28-32 GiB a case, two of them did not fit 0.35 on the H200) */
 	double deadline_s;        /* for the reply; 0 = $CUTEGEN_REFERENCE_TIMEOUT or 300 s */
 };
 #define REFERENCE_PREPARE_OPTS_INIT { 0, 0, 0, NULL, 0, 0 }

@@ -41,6 +41,20 @@ check "A @ B.T lowers with b_layout col" \
 C task show --json "$M/upper_matmul.py"
 check "triu(A @ B) of triangular inputs lowers to the masked, structured gemm (kb1/14's form)" \
     'python3 -c "import json,sys; l=json.load(open(sys.argv[1]))[\"lowered\"]; sys.exit(0 if (l[\"mask\"],l[\"a_structure\"],l[\"b_structure\"])==(\"upper\",\"upper\",\"upper\") else 1)" "$T/out"'
+cat >"$T/tuple_out.py" <<'PYEOF'
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return tuple([x * 2, x + 1])  # a tuple, as torch.max(x, dim) gives (torch.return_types)
+def get_inputs():
+    return [torch.randn(4, 8)]
+def get_init_inputs():
+    return []
+PYEOF
+C task show "$T/tuple_out.py"; rc=$?
+check "a forward returning a tuple is described: one output per element (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "output *out0" "$T/out" && grep -q "output *out1" "$T/out"'
 C task show --json "$M/leaky.py"
 check "leaky_relu takes its slope from get_init_inputs" \
     'python3 -c "import json,sys; l=json.load(open(sys.argv[1]))[\"lowered\"]; sys.exit(0 if l[\"activation\"]==\"leaky_relu\" and l[\"params\"][\"negative_slope\"]==0.2 else 1)" "$T/out"'
