@@ -387,12 +387,35 @@ __device__ __forceinline__ void warp_max_atomic(unsigned long long *dst, double 
 		atomicMax(dst, dbits(v));
 }
 
+/* A wrong element i of a rows x cols output: its row and column histograms, the tail counts
+ * (the last rows and columns: a kernel that forgets a remainder tile), the first one and a
+ * sample of them. Shared by the built-in compare and the module compare. */
+__device__ void record_bad(dev_stats *st, int64_t i, int64_t rows, int64_t cols, double got, double want,
+			   double tol)
+{
+	int64_t tail_r = rows - (rows / DK_BUCKETS > 1 ? rows / DK_BUCKETS : 1);
+	int64_t tail_c = cols - (cols / DK_BUCKETS > 1 ? cols / DK_BUCKETS : 1);
+	int64_t r = i / cols, col = i % cols;
+	atomicAdd(&st->row_hist[r * DK_BUCKETS / rows], 1ull);
+	atomicAdd(&st->col_hist[col * DK_BUCKETS / cols], 1ull);
+	if (r >= tail_r)
+		atomicAdd(&st->tail_rows_bad, 1ull);
+	if (col >= tail_c)
+		atomicAdd(&st->tail_cols_bad, 1ull);
+	atomicMin(&st->first_bad, (unsigned long long)i);
+	unsigned slot = atomicAdd(&st->nsamples, 1u);
+	if (slot < DK_MAX_SAMPLES) {
+		st->s_index[slot] = i;
+		st->s_got[slot] = got;
+		st->s_want[slot] = want;
+		st->s_tol[slot] = tol;
+	}
+}
+
 __global__ void compare_kernel(dk_compare c, dev_stats *st)
 {
 	int64_t n = c.rows * c.cols;
 	double local_abs = 0, local_ratio = 0;
-	int64_t tail_r = c.rows - (c.rows / DK_BUCKETS > 1 ? c.rows / DK_BUCKETS : 1);
-	int64_t tail_c = c.cols - (c.cols / DK_BUCKETS > 1 ? c.cols / DK_BUCKETS : 1);
 	GRID_STRIDE(i, n) {
 		double want, tol;
 		want_tol(c, i, &want, &tol);
@@ -420,21 +443,7 @@ __global__ void compare_kernel(dk_compare c, dev_stats *st)
 		} else {
 			local_ratio = INFINITY;
 		}
-		int64_t r = i / c.cols, col = i % c.cols;
-		atomicAdd(&st->row_hist[r * DK_BUCKETS / c.rows], 1ull);
-		atomicAdd(&st->col_hist[col * DK_BUCKETS / c.cols], 1ull);
-		if (r >= tail_r)
-			atomicAdd(&st->tail_rows_bad, 1ull);
-		if (col >= tail_c)
-			atomicAdd(&st->tail_cols_bad, 1ull);
-		atomicMin(&st->first_bad, (unsigned long long)i);
-		unsigned slot = atomicAdd(&st->nsamples, 1u);
-		if (slot < DK_MAX_SAMPLES) {
-			st->s_index[slot] = i;
-			st->s_got[slot] = got;
-			st->s_want[slot] = want;
-			st->s_tol[slot] = tol;
-		}
+		record_bad(st, i, c.rows, c.cols, got, want, tol);
 	}
 	warp_max_atomic(&st->max_abs_bits, local_abs);
 	warp_max_atomic(&st->max_ratio_bits, local_ratio);
@@ -1001,8 +1010,6 @@ __global__ void mcompare_kernel(dk_mcompare c, double E, double mean_t, mdev_sta
 {
 	dev_stats *st = &m->st;
 	double local_abs = 0, local_ratio = 0, local_scaled = 0;
-	int64_t tail_r = c.rows - (c.rows / DK_BUCKETS > 1 ? c.rows / DK_BUCKETS : 1);
-	int64_t tail_c = c.cols - (c.cols / DK_BUCKETS > 1 ? c.cols / DK_BUCKETS : 1);
 	GRID_STRIDE(i, c.numel) {
 		double got, want, budget;
 		int ok = mcheck(c, E, mean_t, i, &got, &want, &budget);
@@ -1034,21 +1041,7 @@ __global__ void mcompare_kernel(dk_mcompare c, double E, double mean_t, mdev_sta
 			local_ratio = INFINITY;
 			local_scaled = INFINITY;
 		}
-		int64_t r = i / c.cols, col = i % c.cols;
-		atomicAdd(&st->row_hist[r * DK_BUCKETS / c.rows], 1ull);
-		atomicAdd(&st->col_hist[col * DK_BUCKETS / c.cols], 1ull);
-		if (r >= tail_r)
-			atomicAdd(&st->tail_rows_bad, 1ull);
-		if (col >= tail_c)
-			atomicAdd(&st->tail_cols_bad, 1ull);
-		atomicMin(&st->first_bad, (unsigned long long)i);
-		unsigned slot = atomicAdd(&st->nsamples, 1u);
-		if (slot < DK_MAX_SAMPLES) {
-			st->s_index[slot] = i;
-			st->s_got[slot] = got;
-			st->s_want[slot] = want;
-			st->s_tol[slot] = budget;
-		}
+		record_bad(st, i, c.rows, c.cols, got, want, budget);
 	}
 	warp_max_atomic(&st->max_abs_bits, local_abs);
 	warp_max_atomic(&st->max_ratio_bits, local_ratio);
