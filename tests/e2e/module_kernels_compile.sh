@@ -2,7 +2,8 @@
 # The hand-written kernels for module tasks (tests/gpu/module_kernels/*.cu) through cutegen's
 # own build path, with real nvcc and no GPU: `cutegen build` runs the policy, compiles, checks
 # the object and links; the .so must export cutegen_launch and cutegen_abi_version. Each kernel
-# names its module (tasks/modules/levelN/STEM.py, which must exist) and README.md lists it.
+# names its module (tasks/modules/levelN/STEM.py, which must exist) and README.md lists it; the
+# kernels sharing a body are those scripts/gen-module-kernels.sh writes from its maintained copy.
 # Cost: about 4 minutes on a shared 2-core machine with an empty cache (17 kernels, 9-25 s each; the cumsum and
 # the losses are the longest); tests/gpu/module_kernels.sh judges them on the H200.
 set -u
@@ -17,6 +18,20 @@ if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "ok - skipped: no nvcc"; exit 0
 fi
 KD="$REPO/tests/gpu/module_kernels"
+# the kernels that share a body are generated from its one maintained copy
+same=0
+if bash "$REPO/scripts/gen-module-kernels.sh" "$T/gen" >"$T/out" 2>&1; then
+    same=1
+    for g in "$T"/gen/*.cu; do
+        cmp -s "$g" "$KD/$(basename "$g")" || { echo "differs: $(basename "$g")" >>"$T/out"; same=0; }
+    done
+fi
+if [ $same -eq 1 ]; then
+    ok "the kernels sharing a body are what scripts/gen-module-kernels.sh writes"
+else
+    bad "the kernels sharing a body are what scripts/gen-module-kernels.sh writes (run it after editing their source)"
+fi
+: >"$T/out"
 n=0
 for k in "$KD"/*.cu; do
     stem=$(basename "$k" .cu)

@@ -1,6 +1,7 @@
 // Module tasks/modules/level1/38_L1Norm_.py: x / torch.sum(torch.abs(x), dim=1, keepdim=True).
 // ABI (docs/kernel-abi.md, "Module tasks"): inputs x [32768,65535] fp32; outputs out (x's
-// shape); no scalars. CG_P picks the norm (the same body serves 39_L2Norm_, its own file).
+// shape); no scalars. CG_P picks the norm (the maintained
+// copy: 39_L2Norm_ is generated from it by scripts/gen-module-kernels.sh).
 #define CG_P 1
 /*
  * Normalization over dim 1, x viewed through a CuTe layout as [B, C, S] (S = the product of

@@ -1,7 +1,7 @@
 // Module tasks/modules/level1/47_Sum_reduction_over_a_dimension.py: torch.sum(x, dim, keepdim=True).
 // ABI (docs/kernel-abi.md, "Module tasks"): inputs x; outputs out (x's shape with dim of size 1);
-// scalars dim (get_init_inputs). CG_RED below picks the reduction (the same body serves
-// 48_Mean, 49_Max, 51_Argmax, 52_Argmin and 53_Min, each its own file).
+// scalars dim (get_init_inputs). CG_RED below picks the reduction: this body is the maintained
+// copy; 48_Mean, 49_Max, 51_Argmax, 52_Argmin and 53_Min are scripts/gen-module-kernels.sh's.
 #define CG_RED_SUM 1
 #define CG_RED_MEAN 2
 #define CG_RED_MAX 3
