@@ -1,0 +1,78 @@
+# Sourced by the e2e tests of modules that do not lower (module_eval.sh, module_loop.sh): sets up,
+# under $T, a FAKE reference process (tests/data/modeval/fake_reference.py as $CUTEGEN_PYTHON,
+# speaking the reference protocol with made-up CUDA IPC handles for y = x * w + b) and a FAKE
+# runner (checks the RUN.json it is given while the reference still holds its tensors, then
+# speaks the judge's report channel: nonce on stdin, report on --report-fd), a fake
+# cutegen-baseline, and the module file $M ($T/scale_shift.py). Needs T, CUTEGEN and REPO set.
+# Modes, read on each call: $T/mode (the fake reference's, see fake_reference.py) and
+# $T/runner.mode (pass, segv, hang). A kernel library holding the bytes FAKE_WRONG is judged
+# incorrect (a model's wrong candidate in the loop). $T/runner.calls gets one line per judged
+# library (its path).
+REAL_RUNNER="$(dirname "$CUTEGEN")/cutegen-runner"
+[ -x "$REAL_RUNNER" ] || REAL_RUNNER="$REPO/build/cutegen-runner"
+mkdir -p "$T/bin"
+printf '#!/usr/bin/env bash\nexec python3 %s\n' "$REPO/tests/data/modeval/fake_reference.py" >"$T/bin/fakepy"
+# RUN.json as the runner sees it, checked while the reference process is alive
+cat >"$T/check_run.py" <<'PY'
+import json, os, re, sys
+run = json.load(open(sys.argv[1]))
+pid = int(open(os.path.join(sys.argv[2], "ref.pid")).read())
+os.kill(pid, 0)  # the reference holds the tensors while the runner runs
+assert [t["name"] for t in run["tensors"]] == ["x", "w", "b", "out"], run["tensors"]
+assert [t["role"] for t in run["tensors"]] == ["input", "parameter", "parameter", "output"]
+assert run["scalars"] == [{"name": "eps", "value": 1e-05}], run["scalars"]
+assert run["precision"] == "strict" and run["truth"] == "fp64"
+assert run["tolerance"] == {"multiple": 8, "ulps": 4}, run["tolerance"]
+assert run["file"].endswith("/scale_shift.py") and run["bytes"] == 320 and run["flops"] == 64
+assert "gbps" in run["limits"] and "tflops" in run["limits"]
+assert len(run["cases"]) >= 2
+for c in run["cases"]:
+    assert len(c["inputs"]) == 3 and len(c["ref"]) == 1 and len(c["truth"]) == 1
+    for h in c["inputs"] + c["ref"] + c["truth"]:
+        assert re.fullmatch("[0-9a-f]{128}", h["ipc"]), h
+print("ok", len(run["cases"]))
+PY
+cat >"$T/bin/cutegen-runner" <<SH
+#!/usr/bin/env bash
+if [ "\$1" = --devices ]; then
+    [ -e "$T/nogpu" ] && { echo '{"error":"the driver sees no GPU","devices":[]}'; exit 3; }
+    echo '{"devices":[{"index":0,"name":"Fake GPU"}]}'; exit 0
+fi
+fd= run= lib=
+while [ \$# -gt 0 ]; do case "\$1" in --report-fd) fd=\$2 ;; --module) run=\$2 ;; --kernel|--lib) lib=\$2 ;; esac; shift; done
+read -r nonce
+echo "phase module"
+# the real runner reads the same file: past its parser, it stops at the GPU (none here; on a
+# GPU machine, at the made-up IPC handles)
+[ -x "$REAL_RUNNER" ] && "$REAL_RUNNER" --module "\$run" --kernel /dev/null >"$T/realrunner.out" 2>&1
+if ! python3 "$T/check_run.py" "\$run" "$T" >"$T/runcheck" 2>&1; then
+    echo "phase report"
+    printf '{"verdict":"runner_error","message":"RUN.json check failed","nonce":"%s"}\n' "\$nonce" >/dev/fd/\$fd
+    exit 0
+fi
+echo "\$lib" >>"$T/runner.calls"
+if [ -n "\$lib" ] && grep -aq FAKE_WRONG "\$lib" 2>/dev/null; then
+    echo "phase report"
+    printf '{"verdict":"incorrect","message":"12 of 32 elements of output out wrong (case 0, seed 1, dist module): got 0 want 1.5 budget 4e-7","nonce":"%s","metrics":{}}\n' "\$nonce" >/dev/fd/\$fd
+    exit 1
+fi
+case "\$(cat "$T/runner.mode" 2>/dev/null)" in
+segv) echo "phase check case 0"; kill -SEGV \$\$ ;;
+hang) echo "phase timing"; exec sleep 600 ;;
+esac
+echo "phase report"
+printf '{"verdict":"pass","message":"","nonce":"%s","precision":"strict","module":{"truth":"fp64","cases":6,"tolerance":{"multiple":8,"ulps":4}},"checks":[{"ok":true,"output":"out","E":1e-8,"max_err_over_budget":0.25,"worst":{"index":[1,2],"got":1.5,"want":1.5000001,"budget":4e-7}}],"metrics":{"ms":0.05},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":4,"sampled_checks":0}},"runner_s":0.1}\n' "\$nonce" >/dev/fd/\$fd
+SH
+cat >"$T/bin/cutegen-baseline" <<SH
+#!/usr/bin/env bash
+echo "\$*" >>"$T/baseline.args"
+case "\$1" in
+--identify) echo '{"device":{"name":"Fake GPU","uuid":"GPU-0","l2_bytes":52428800}}' ;;
+--precision) echo '{"device":{"name":"Fake GPU","l2_bytes":52428800},"copy_gbps":3000,"dram_gbps_theoretical":4800,"peak_limit_tflops":60}' ;;
+*) echo '{"error":"the fake baseline knows modules only"}'; exit 4 ;;
+esac
+SH
+chmod +x "$T/bin/fakepy" "$T/bin/cutegen-runner" "$T/bin/cutegen-baseline"
+export CUTEGEN_PYTHON="$T/bin/fakepy" CUTEGEN_RUNNER="$T/bin/cutegen-runner" CUTEGEN_BASELINE="$T/bin/cutegen-baseline"
+M="$T/scale_shift.py"
+printf 'import torch\nclass Model(torch.nn.Module):\n    pass\n' >"$M"
