@@ -70,6 +70,7 @@ struct agent {
 	char *profile;
 	long profiled_node;
 	int profile_unavailable;
+	int memcheck_noted;    /* the module note on memcheck was given */
 
 	/* retrieval of CuTe documentation (docs/cute, headers, examples) */
 	struct rag *rag;
@@ -451,6 +452,17 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 	strbuf_init(&a->t_fix, 0);
 	strbuf_init(&a->t_optimize, 0);
 	strbuf_init(&a->history, 0);
+	if (!t && !module_only(a))
+		BUG("agent_new: neither a task nor a module that does not lower");
+	if (module_only(a) && a->o.builtin) {
+		*err = xasprintf("module '%s' is not one of cutegen's built-in ops: the builtin agent "
+				 "has no kernel family for it; a run needs a model",
+				 opts->module->file);
+		agent_free(a);
+		return NULL;
+	}
+	if (module_only(a))
+		a->o.eval.module = opts->module; /* judged through the reference process */
 	if (a->o.builtin) {
 		a->o.fix_attempts = 0; /* a family's candidate is measured, not repaired */
 		if (builtin_space_for(t, opts->build.arch, opts->builtin_dir, &a->bsp, err)) {
@@ -646,7 +658,21 @@ static void maybe_profile(struct agent *a, struct store_node *n)
 	struct strbuf sb = STRBUF_INIT;
 	char *err = NULL;
 	const char *so = best_so(a);
-	int r = so ? ncu_profile_summary(a->task, so, &sb, &err) : NCU_E_SETUP;
+	int r = NCU_E_SETUP;
+	if (so && module_only(a)) {
+		/* a module: ncu runs the runner on cases its reference process prepares */
+		struct ncu_opts no = NCU_OPTS_INIT;
+		struct ncu_result nr = NCU_RESULT_INIT;
+		no.module = a->o.module;
+		no.device = a->o.eval.device;
+		no.runner = a->o.eval.runner;
+		r = ncu_profile(&no, NULL, so, &nr, &err);
+		if (r == NCU_OK)
+			strbuf_addstr(&sb, nr.summary ? nr.summary : "");
+		ncu_result_release(&nr);
+	} else if (so) {
+		r = ncu_profile_summary(a->task, so, &sb, &err);
+	}
 	if (r == NCU_OK) {
 		free(a->profile);
 		a->profile = strbuf_detach(&sb, NULL);
@@ -1276,6 +1302,15 @@ out:
 /* A crash or a CUDA error: compute-sanitizer's first finding goes into the feedback. */
 static void node_memcheck(struct agent *a, struct node_work *w)
 {
+	if (module_only(a)) {
+		/* compute-sanitizer would need the reference process's cases as well: not in reach */
+		if (!a->memcheck_noted)
+			emit(a, AGENT_EV_NOTE, "memcheck skipped: a module that does not lower is run "
+			     "on its reference process's cases, which compute-sanitizer does not get; "
+			     "the verdict's message is the feedback", NULL);
+		a->memcheck_noted = 1;
+		return;
+	}
 	emit(a, AGENT_EV_PHASE, "memcheck", NULL);
 	char *runner = a->o.eval.runner ? xstrdup(a->o.eval.runner) : paths_runner();
 	char *merr = NULL;

@@ -249,7 +249,7 @@ static void print_time(const struct agent_totals *tt, int recorded)
 		       "it, the run does)\n", tt->cut_s);
 }
 
-static void print_summary(const char *run_dir, const struct task *t, struct agent *a,
+static void print_summary(const char *run_dir, const char *task_name, const char *prec, struct agent *a,
 			  struct store *s, const struct llm *m, int builtin, int json, int quiet,
 			  int recorded)
 {
@@ -261,8 +261,8 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 		json_t *o = json_object();
 		json_object_set_new(o, "run_dir", json_string(run_dir));
 		json_object_set_new(o, "store", json_string(store_path(s)));
-		json_object_set_new(o, "task", json_string(t->name));
-		json_object_set_new(o, "precision", json_string(precision_name(t->precision)));
+		json_object_set_new(o, "task", json_string(task_name));
+		json_object_set_new(o, "precision", json_string(prec));
 		if (m)
 			json_object_set_new(o, "llm", json_pack("{s:s, s:s}", "backend",
 							       llm_config_of(m)->backend, "model",
@@ -309,7 +309,7 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 		free(best_path);
 		return;
 	}
-	printf("run       %s (%s)\n", run_dir, t->name);
+	printf("run       %s (%s)\n", run_dir, task_name);
 	printf("stopped   %s: %s\n", run_status(agent_stop(a)), agent_stop_message(a));
 	if (tt->best_node > 0) {
 		printf("best      node %ld", tt->best_node);
@@ -319,7 +319,7 @@ static void print_summary(const char *run_dir, const struct task *t, struct agen
 			printf(", %.2fx the baseline", tt->best_speedup);
 		if (tt->best_roof > 0)
 			printf(", %.0f%% of the roofline", tt->best_roof * 100);
-		printf(" (%s contract) -> %s\n", precision_name(t->precision), best_path);
+		printf(" (%s contract) -> %s\n", prec, best_path);
 	} else {
 		printf("best      no correct kernel\n");
 	}
@@ -347,10 +347,19 @@ static int exit_code_for(struct agent *a, int llm_rc)
 	}
 }
 
-/* Runs the loop on an open store; shared by run and resume. */
-static int drive(const char *run_dir, const struct task *t, struct store *s, struct llm *m,
-		 const struct run_opts *r, const char *seed_src, int resume, const char *module_file)
+/*
+ * Runs the loop on an open store; shared by run and resume. t is the task, or NULL for a module
+ * that does not lower (md, then judged through the reference process); module_file is the
+ * module a run comes from (lowered or not), for the prompts.
+ */
+static int drive(const char *run_dir, const struct task *t, const struct module_desc *md,
+		 struct store *s, struct llm *m, const struct run_opts *r, const char *seed_src,
+		 int resume, const char *module_file)
 {
+	if (!t && !md)
+		BUG("drive: neither a task nor a module");
+	const char *task_name = t ? t->name : md->name;
+	const char *prec = t ? precision_name(t->precision) : md->precision ? md->precision : "none";
 	struct strbuf msrc = STRBUF_INIT; /* a module's source, for the prompts (when readable) */
 	if (module_file && strbuf_read_file(&msrc, module_file, 1 << 20))
 		strbuf_release(&msrc);
@@ -374,6 +383,9 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 	o.seed_source = seed_src;
 	o.run_dir = run_dir;
 	o.module_file = module_file;
+	o.module = md;
+	if (!t)
+		o.eval.module = md; /* judged through the reference process */
 	o.module_source = msrc.len ? msrc.buf : NULL;
 	o.no_memcheck = r->no_memcheck;
 	o.no_docs = r->no_docs;
@@ -402,7 +414,7 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 		goto out;
 	}
 	if (!r->quiet && !r->json)
-		fprintf(stderr, "%s %s -> %s\n", resume ? "resuming" : "run", t->name, run_dir);
+		fprintf(stderr, "%s %s -> %s\n", resume ? "resuming" : "run", task_name, run_dir);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	int lr = agent_run(a, &err);
@@ -429,7 +441,7 @@ static int drive(const char *run_dir, const struct task *t, struct store *s, str
 		free(ferr);
 		goto out;
 	}
-	print_summary(run_dir, t, a, s, m, r->builtin, r->json, r->quiet, r->recorded != NULL);
+	print_summary(run_dir, task_name, prec, a, s, m, r->builtin, r->json, r->quiet, r->recorded != NULL);
 	if (agent_stop(a) == AGENT_STOP_MODEL_ERROR || agent_stop(a) == AGENT_STOP_ENV_ERROR)
 		error("%s", agent_stop_message(a));
 	rc = exit_code_for(a, agent_stop(a) == AGENT_STOP_MODEL_ERROR ? EXIT_EXTERNAL : 0);
@@ -561,12 +573,12 @@ static int open_backend(const struct llm_flags *lf, struct llm_config *cfg, int 
 	return rc;
 }
 
-static char *default_run_dir(const struct task *t)
+static char *default_run_dir(const char *task_name)
 {
 	char stamp[32];
 	time_t now = time(NULL);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&now));
-	char *name = xstrdup(t->name ? t->name : "task");
+	char *name = xstrdup(task_name ? task_name : "task");
 	for (char *c = name; *c; c++)
 		if (*c == '/' || *c == ' ')
 			*c = '_';
@@ -711,22 +723,22 @@ int cmd_run(int argc, char **argv)
 				"--backend cmd/replay): the builtin agent tunes cutegen's own CuTe "
 				"kernels; 'cutegen llm' shows the backends\n");
 	}
-	if (!t) {
-		/* a module that is no built-in op: say what it needs, model first */
-		if (r.builtin)
-			error("module '%s' is not one of cutegen's built-in ops (%s): the builtin agent has "
-			      "no kernel family for it, so a run needs a model (OPENAI_API_KEY, "
-			      "ANTHROPIC_API_KEY or --backend; 'cutegen llm' shows them)",
-			      argv[1], md->lowered_why ? md->lowered_why : "not lowered");
-		else
-			error("module '%s' is not one of cutegen's built-in ops (%s): the agent loop does not "
-			      "take such a module in this build yet; 'cutegen eval KERNEL.cu --task %s' judges "
-			      "a kernel for it through the reference process", argv[1],
-			      md->lowered_why ? md->lowered_why : "not lowered", argv[1]);
-		rc = EXIT_ENV;
+	if (!t && (r.builtin || r.seed_from)) {
+		/* a module that is no built-in op has no kernel family: a run needs a model */
+		error("module '%s' is not one of cutegen's built-in ops (%s): the builtin agent has "
+		      "no kernel family for it, so a run needs a model (OPENAI_API_KEY, "
+		      "ANTHROPIC_API_KEY or --backend; 'cutegen llm' shows them)%s",
+		      argv[1], md->lowered_why ? md->lowered_why : "not lowered",
+		      r.seed_from ? "; --seed builtin has no start kernel for it either: give "
+				    "--seed-kernel FILE or none" : "");
+		rc = r.seed_from && !r.builtin ? EXIT_USAGE : EXIT_ENV;
 		goto out;
 	}
-	if (md && !r.quiet && !r.json)
+	if (!t && !r.quiet && !r.json)
+		fprintf(stderr, "note: module '%s' is no built-in op (%s): each kernel is judged "
+			"through its reference process (the module's python)\n", argv[1],
+			md->lowered_why ? md->lowered_why : "not lowered");
+	if (t && md && !r.quiet && !r.json)
 		fprintf(stderr, "note: module '%s' is judged as the built-in %s task '%s' (%s)\n", argv[1],
 			op_name(t->op), t->name, md->lowered_why ? md->lowered_why : "lowered");
 	if (r.builtin && (r.seed || r.seed_from)) {
@@ -735,7 +747,7 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (r.builtin && check_builtin(t, &r)) {
+	if (r.builtin && check_builtin(t, &r)) { /* t is set: a module without one was refused */
 		rc = EXIT_INPUT;
 		goto out;
 	}
@@ -750,24 +762,29 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "note: no model configured: judging the seed kernel only\n");
 	if (r.iters == ITERS_UNSET)
 		r.iters = r.builtin ? BUILTIN_ITERS : ITERS_MODEL;
-	run_dir = r.out ? xstrdup(r.out) : default_run_dir(t);
+	run_dir = r.out ? xstrdup(r.out) : default_run_dir(t ? t->name : md->name);
 	s = store_open(run_dir, STORE_CREATE, &err);
 	if (!s) {
 		error("%s", err);
 		rc = EXIT_INPUT;
 		goto out;
 	}
-	task_to_json(t, &sb);
+	/* a module that does not lower stores its description as the run's task: resume and
+	   export describe the file again (its tensors as they are now) */
+	if (t)
+		task_to_json(t, &sb);
+	else
+		module_desc_to_json(md, &sb);
 	cj = config_json(m ? llm_config_of(m) : NULL, &r);
-	if (md) { /* a module run: which file, judged as which built-in op */
+	if (md) { /* a module run: which file, judged as which built-in op (null: none) */
 		json_object_set_new(cj, "module", json_string(md->file));
-		json_object_set_new(cj, "lowered_to", json_string(op_name(t->op)));
+		json_object_set_new(cj, "lowered_to", t ? json_string(op_name(t->op)) : json_null());
 	}
 	bj = budgets_json(&r);
 	char *cjs = json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS);
 	char *bjs = json_dumps(bj, JSON_COMPACT | JSON_SORT_KEYS);
 	struct store_run run = { 0 };
-	run.task_name = t->name;
+	run.task_name = t ? t->name : md->name;
 	run.task_json = sb.buf;
 	run.config_json = cjs;
 	run.budgets_json = bjs;
@@ -779,7 +796,8 @@ int cmd_run(int argc, char **argv)
 		error("%s", err);
 		goto out;
 	}
-	rc = drive(run_dir, t, s, m, &r, r.seed || r.seed_from ? seed.buf : NULL, 0, md ? md->file : NULL);
+	rc = drive(run_dir, t, md, s, m, &r, r.seed || r.seed_from ? seed.buf : NULL, 0,
+		   md ? md->file : NULL);
 out:
 	free(err);
 	free(run_dir);
@@ -859,6 +877,7 @@ int cmd_resume(int argc, char **argv)
 	struct llm_config cfg;
 	struct llm *m = NULL;
 	struct task *t = NULL;
+	struct module_desc *md = NULL;
 	json_t *conf = NULL, *budgets = NULL;
 	llm_config_init(&cfg);
 	struct store *s = store_open(run_dir, STORE_EXISTING, &err);
@@ -872,11 +891,32 @@ int cmd_resume(int argc, char **argv)
 		rc = EXIT_INPUT;
 		goto out;
 	}
-	t = task_parse_json(run.task_json, strlen(run.task_json), "the run's task", &err);
 	conf = json_loads(run.config_json ? run.config_json : "{}", 0, NULL);
 	budgets = json_loads(run.budgets_json ? run.budgets_json : "{}", 0, NULL);
-	if (!t || !conf || !budgets) {
-		error("run store '%s' is damaged: %s", store_path(s), t ? "bad configuration" : err);
+	const char *mfile = jstr(conf, "module");
+	if (mfile && json_is_null(json_object_get(conf, "lowered_to"))) {
+		/* a module that does not lower: described again from its file, as the evaluator
+		   and the prompts see it now */
+		int drc = reference_describe(mfile, &md, &err);
+		if (drc) {
+			error("run '%s' is of module '%s', which must be described again to go on: %s",
+			      run_dir, mfile, err);
+			rc = exit_status_for(drc);
+			goto out;
+		}
+		if (md->lowered) {
+			error("module '%s' now lowers to the built-in %s task, which run '%s' was not "
+			      "judged as: start a new run ('cutegen run %s')", mfile,
+			      op_name(md->lowered->op), run_dir, mfile);
+			rc = EXIT_INPUT;
+			goto out;
+		}
+	} else {
+		t = task_parse_json(run.task_json, strlen(run.task_json), "the run's task", &err);
+	}
+	if ((!t && !md) || !conf || !budgets) {
+		error("run store '%s' is damaged: %s", store_path(s),
+		      t || md ? "bad configuration" : err);
 		rc = EXIT_INPUT;
 		goto out;
 	}
@@ -929,6 +969,13 @@ int cmd_resume(int argc, char **argv)
 	rc = open_backend(&lf, &cfg, lrc, &err, &m, &r.builtin);
 	if (rc)
 		goto out;
+	if (md && r.builtin) {
+		error("module '%s' is not one of cutegen's built-in ops: the builtin agent has no "
+		      "kernel family for it, so run '%s' goes on with a model only (OPENAI_API_KEY, "
+		      "ANTHROPIC_API_KEY or --backend; 'cutegen llm' shows them)", md->file, run_dir);
+		rc = EXIT_ENV;
+		goto out;
+	}
 	if (!m && !r.builtin) {
 		error("no model configured to continue run '%s' with: set OPENAI_API_KEY / "
 		      "ANTHROPIC_API_KEY, or --backend cmd/replay (or --backend builtin)", run_dir);
@@ -947,9 +994,10 @@ int cmd_resume(int argc, char **argv)
 		error("%s", err);
 		goto out;
 	}
-	rc = drive(run_dir, t, s, m, &r, NULL, 1, jstr(conf, "module"));
+	rc = drive(run_dir, t, md, s, m, &r, NULL, 1, mfile);
 out:
 	free(err);
+	module_desc_free(md);
 	if (conf)
 		json_decref(conf);
 	if (budgets)
