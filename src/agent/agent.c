@@ -70,7 +70,8 @@ struct agent {
 	char *profile;
 	long profiled_node;
 	int profile_unavailable;
-	int memcheck_noted;    /* the module note on memcheck was given */
+	int memcheck_noted;
+	int stop_code;        /* agent_stop_code() */    /* the module note on memcheck was given */
 
 	/* retrieval of CuTe documentation (docs/cute, headers, examples) */
 	struct rag *rag;
@@ -529,6 +530,11 @@ enum agent_stop agent_stop(const struct agent *a)
 const char *agent_stop_message(const struct agent *a)
 {
 	return a->stop_msg ? a->stop_msg : "";
+}
+
+int agent_stop_code(const struct agent *a)
+{
+	return a->stop_code;
 }
 
 const struct agent_totals *agent_totals(const struct agent *a)
@@ -1339,6 +1345,7 @@ static int node_evaluate(struct agent *a, struct node_work *w)
 				    : eval_run(&a->o.eval, a->task, w->br.so_path, er, &eerr);
 	n->eval_s = now_s() - e0;
 	if (r) {
+		a->stop_code = er->code; /* a module's reference: its own fault, a hang, the machine */
 		stop_and_record_call(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", eerr),
 				     &w->call, "the candidate could not be evaluated (environment)");
 		goto out;

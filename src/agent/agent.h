@@ -134,6 +134,9 @@ int agent_run(struct agent *a, char **err);
 enum agent_stop agent_stop(const struct agent *a);
 /* The stop in words ("the iteration budget (12 nodes) ran out"); owned by a. */
 const char *agent_stop_message(const struct agent *a);
+/* For AGENT_STOP_ENV_ERROR: the code of util/err.h the evaluation gave (CG_INPUT: a module's
+ * reference failed by the module's own fault, CG_TIMEOUT: it hung), 0 when none was given. */
+int agent_stop_code(const struct agent *a);
 const struct agent_totals *agent_totals(const struct agent *a);
 /* The best verified kernel's source, or NULL; owned by a. */
 const char *agent_best_source(const struct agent *a);

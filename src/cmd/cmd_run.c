@@ -341,7 +341,8 @@ static int exit_code_for(struct agent *a, int llm_rc)
 {
 	switch (agent_stop(a)) {
 	case AGENT_STOP_MODEL_ERROR: return llm_rc ? llm_rc : EXIT_EXTERNAL;
-	case AGENT_STOP_ENV_ERROR: return EXIT_ENV;
+	case AGENT_STOP_ENV_ERROR: /* a module's reference may say whose fault it was */
+		return agent_stop_code(a) ? exit_status_for(agent_stop_code(a)) : EXIT_ENV;
 	case AGENT_STOP_INTERRUPTED: return EXIT_INTERRUPTED;
 	default: return agent_totals(a)->best_node > 0 ? EXIT_OK : EXIT_VERDICT;
 	}

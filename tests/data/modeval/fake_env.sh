@@ -54,7 +54,7 @@ echo "\$lib" >>"$T/runner.calls"
 if [ -n "\$lib" ] && grep -aq FAKE_WRONG "\$lib" 2>/dev/null; then
     echo "phase report"
     printf '{"verdict":"incorrect","message":"12 of 32 elements of output out wrong (case 0, seed 1, dist module): got 0 want 1.5 budget 4e-7","nonce":"%s","metrics":{}}\n' "\$nonce" >/dev/fd/\$fd
-    exit 1
+    exit 0
 fi
 case "\$(cat "$T/runner.mode" 2>/dev/null)" in
 segv) echo "phase check case 0"; kill -SEGV \$\$ ;;
