@@ -97,18 +97,8 @@ check "no GPU: the verdict no_device (exit 4, got $rc), no reference process sta
     '[ $rc = 4 ] && grep -q "FAIL: no_device" "$T/out" && grep -q "the driver sees no GPU" "$T/out" && [ ! -e "$T/prepare.json" ]'
 rm -f "$T/nogpu"
 
-# profile: ncu runs the runner on the cases the reference prepared (a fake ncu checks the
-# run file and that the reference holds its tensors meanwhile)
-cat >"$T/bin/ncu" <<SH
-#!/usr/bin/env bash
-prev= run=
-for a in "\$@"; do [ "\$prev" = --module ] && run=\$a; prev=\$a; done
-printf '%s\n' "\$@" >"$T/ncu.argv"
-python3 "$T/check_run.py" "\$run" "$T" >"$T/runcheck" 2>&1
-export FAKE_NCU_CSV="$REPO/tests/data/ncu/raw-synthetic-two-kernels.csv"
-exec "$REPO/tests/data/fake-ncu" "\$@"
-SH
-chmod +x "$T/bin/ncu"
+# profile: ncu runs the runner on the cases the reference prepared (the fake ncu of
+# fake_env.sh checks the run file and that the reference holds its tensors meanwhile)
 echo pass >"$T/mode"; rm -f "$T/released" "$T/prepare.json" "$T/ref.pid" "$T/runcheck" "$T/ncu.argv"
 CUTEGEN_NCU="$T/bin/ncu" "$CUTEGEN" profile --so "$T/k.so" --task "$M" >"$T/out" 2>"$T/err"; rc=$?
 check "profile of a module that is not lowered: ncu runs the runner on run.json while the reference holds the cases (rc $rc)" \

@@ -91,13 +91,15 @@ check "the summary names the module and its contract" \
     '[ "$(jq_ "$T/out1.json" "d[\"task\"]")" = scale_shift ] && [ "$(jq_ "$T/out1.json" "d[\"precision\"]")" = strict ]'
 
 # ---- resume: the module is described again, the loop goes on ----
-rm -f "$T/released"
-"$CUTEGEN" resume "$RUN" --iters 3 --json >"$T/out2.json" 2>"$T/err2"; rc=$?
+rm -f "$T/released" "$T/ncu.argv"
+CUTEGEN_NCU="$T/bin/ncu" "$CUTEGEN" resume "$RUN" --iters 3 --json >"$T/out2.json" 2>"$T/err2"; rc=$?
 check "resume of a module run: exit 0, a third node judged through the module path (rc $rc)" \
     '[ $rc = 0 ] && [ "$(sql "$RUN" "select count(*) from nodes")" = 3 ] && [ "$(grep -c . "$T/runner.calls")" = 3 ] && [ -s "$T/released" ]'
 [ $rc = 0 ] || { sed 's/^/# /' "$T/err2" | tail -20; }
 check "resume: node 3 optimizes the best kernel with the module in its prompt" \
     '[ "$(sql "$RUN" "select kind||\" \"||verdict from nodes where id=3")" = "optimize pass" ] && grep -q "task: module scale_shift" "$P/prompt-3.txt" && grep -q "const int threads = 256;" "$P/prompt-3.txt"'
+check "resume: stage 1 profiles the best kernel with ncu on the module's run file, its summary in the prompt" \
+    'grep -q "^--module$" "$T/ncu.argv" && grep -q "^--profile$" "$T/ncu.argv" && grep -q "memory-bound" "$P/prompt-3.txt" && [ "$(sql "$RUN" "select count(*) from nodes where profile_sha is not null")" -ge 1 ]'
 check "resume is counted" '[ "$(sql "$RUN" "select resumes from runs")" = 1 ]'
 "$CUTEGEN" resume "$RUN" --iters 4 --backend builtin >"$T/out" 2>"$T/err"; rc=$?
 check "resume of a module run with the builtin agent: exit 4, needs a model (rc $rc)" \

@@ -3,7 +3,7 @@
 # speaking the reference protocol with made-up CUDA IPC handles for y = x * w + b) and a FAKE
 # runner (checks the RUN.json it is given while the reference still holds its tensors, then
 # speaks the judge's report channel: nonce on stdin, report on --report-fd), a fake
-# cutegen-baseline, and the module file $M ($T/scale_shift.py). Needs T, CUTEGEN and REPO set.
+# cutegen-baseline, a fake ncu, and the module file $M ($T/scale_shift.py). Needs T, CUTEGEN and REPO set.
 # Modes, read on each call: $T/mode (the fake reference's, see fake_reference.py) and
 # $T/runner.mode (pass, segv, hang). A kernel library holding the bytes FAKE_WRONG is judged
 # incorrect (a model's wrong candidate in the loop). $T/runner.calls gets one line per judged
@@ -72,7 +72,18 @@ case "\$1" in
 *) echo '{"error":"the fake baseline knows modules only"}'; exit 4 ;;
 esac
 SH
-chmod +x "$T/bin/fakepy" "$T/bin/cutegen-runner" "$T/bin/cutegen-baseline"
+# a fake ncu ($T/bin/ncu, for CUTEGEN_NCU): checks the run file and that the reference holds its
+# tensors meanwhile, writes its argv to $T/ncu.argv, prints a recorded CSV
+cat >"$T/bin/ncu" <<SH
+#!/usr/bin/env bash
+prev= run=
+for a in "\$@"; do [ "\$prev" = --module ] && run=\$a; prev=\$a; done
+printf '%s\n' "\$@" >"$T/ncu.argv"
+python3 "$T/check_run.py" "\$run" "$T" >"$T/runcheck" 2>&1
+export FAKE_NCU_CSV="$REPO/tests/data/ncu/raw-synthetic-two-kernels.csv"
+exec "$REPO/tests/data/fake-ncu" "\$@"
+SH
+chmod +x "$T/bin/fakepy" "$T/bin/cutegen-runner" "$T/bin/cutegen-baseline" "$T/bin/ncu"
 export CUTEGEN_PYTHON="$T/bin/fakepy" CUTEGEN_RUNNER="$T/bin/cutegen-runner" CUTEGEN_BASELINE="$T/bin/cutegen-baseline"
 M="$T/scale_shift.py"
 printf 'import torch\nclass Model(torch.nn.Module):\n    pass\n' >"$M"
