@@ -384,9 +384,7 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 	o.seed_source = seed_src;
 	o.run_dir = run_dir;
 	o.module_file = module_file;
-	o.module = md;
-	if (!t)
-		o.eval.module = md; /* judged through the reference process */
+	o.module = md; /* one that does not lower: the agent judges it through its reference */
 	o.module_source = msrc.len ? msrc.buf : NULL;
 	o.no_memcheck = r->no_memcheck;
 	o.no_docs = r->no_docs;
