@@ -124,7 +124,10 @@ struct agent_opts {
 struct agent;
 
 /* Copies opts (its strings must outlive the agent); llm may be NULL when a seed is given or
- * opts->builtin is set (the builtin policy: its family's stages replace the stage machine). */
+ * opts->builtin is set (the builtin policy: its family's stages replace the stage machine).
+ * t may be NULL when opts->module is a module that does not lower: each candidate is then
+ * judged through its reference process (eval_opts.module, set here) and profiled on the cases
+ * it prepares; the builtin policy refuses it (no kernel family: *err says a model is needed). */
 struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 			const struct agent_opts *opts, char **err);
 /* Replays the nodes already in the store (resume). */

@@ -412,6 +412,33 @@ TEST(prompt_module_not_lowered_shows_the_module)
 	strbuf_release(&user);
 }
 
+/* The loop takes a module that does not lower with no task (its stage machine from the
+ * workload class); the builtin agent, which has no family for it, refuses it saying a run needs
+ * a model, rather than dereferencing the missing task. */
+TEST(agent_module_not_lowered_needs_a_model_for_builtin)
+{
+	struct strbuf src = STRBUF_INIT;
+	struct module_desc *md = fixture_module("4_linear", &src);
+	CHECK(md != NULL);
+	if (!md)
+		return;
+	struct agent_opts o = AGENT_OPTS_INIT;
+	o.module = md;
+	o.module_source = src.buf;
+	char *err = NULL;
+	struct agent *a = agent_new(NULL, NULL, NULL, &o, &err);
+	CHECK(a != NULL);
+	CHECK(!err);
+	agent_free(a);
+	o.builtin = 1;
+	a = agent_new(NULL, NULL, NULL, &o, &err);
+	CHECK(a == NULL);
+	CHECK(err && strstr(err, "the builtin agent has no kernel family for it; a run needs a model"));
+	free(err);
+	module_desc_free(md);
+	strbuf_release(&src);
+}
+
 /* The workload class picks the stage machine; each of them loads. */
 TEST(prompt_module_workload_picks_the_stages)
 {
