@@ -136,6 +136,12 @@ check "a crashing candidate on a module: verdict crash, memcheck skipped with a 
     '[ "$(sql "$T/run5" "select verdict from nodes where id=1")" = crash ] && grep -q "memcheck skipped: a module that does not lower" "$T/err_crash" && [ ! -e "$T/sanitizer.calls" ]'
 echo pass >"$T/runner.mode"
 
+# ---- no model, a seed kernel: judged alone through the module path ----
+sed 's/"FAKE_WRONG"/"seed"/' "$T/k_wrong.cu" >"$T/k_seed.cu"; : >"$T/runner.calls"
+"$CUTEGEN" run "$M" --seed-kernel "$T/k_seed.cu" --out "$T/run6" >"$T/out" 2>"$T/err_seed"; rc=$?
+check "no model and --seed-kernel: the seed is judged through the module path, the best (rc $rc)" \
+    '[ $rc = 0 ] && [ "$(grep -c . "$T/runner.calls")" = 1 ] && [ "$(sql "$T/run6" "select verdict||\" \"||outcome from nodes")" = "pass best" ] && grep -q "judging the seed kernel only" "$T/err_seed"'
+
 # ---- builtin: no kernel family for such a module ----
 "$CUTEGEN" run "$M" --backend builtin --out "$T/run3" >"$T/out" 2>"$T/err"; rc=$?
 check "run --backend builtin on it: exit 4, says it needs a model, no run made (rc $rc)" \
