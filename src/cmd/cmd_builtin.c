@@ -5,6 +5,7 @@
  */
 #include "agent/builtin_policy.h"
 #include "cmd/cutegen.h"
+#include "common/task_module.h"
 #include "common/task.h"
 #include "util/opt.h"
 #include "util/strbuf.h"
@@ -109,7 +110,16 @@ int cmd_builtin(int argc, char **argv)
 	struct builtin_space sp;
 	memset(&sp, 0, sizeof(sp));
 	int tcode = CG_INPUT;
-	struct task *t = cli_task_load(argv[1], 0, &tcode);
+	struct module_desc *md = NULL;
+	struct task *t = cli_task_load_any(argv[1], 0, &md, &tcode);
+	if (!t && md) {
+		error("module '%s' is not one of cutegen's built-in ops (%s): the builtin agent has no "
+		      "kernel family for it; 'cutegen run %s' with a model (OPENAI_API_KEY, "
+		      "ANTHROPIC_API_KEY or --backend; 'cutegen llm' shows them) generates kernels for it",
+		      argv[1], md->lowered_why ? md->lowered_why : "not lowered", argv[1]);
+		module_desc_free(md);
+		return EXIT_ENV;
+	}
 	if (!t)
 		return exit_status_for(tcode);
 	const char *dir = getenv("CUTEGEN_BUILTIN_DIR");

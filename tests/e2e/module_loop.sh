@@ -146,6 +146,9 @@ check "no model and --seed-kernel: the seed is judged through the module path, t
 "$CUTEGEN" run "$M" --backend builtin --out "$T/run3" >"$T/out" 2>"$T/err"; rc=$?
 check "run --backend builtin on it: exit 4, says it needs a model, no run made (rc $rc)" \
     '[ $rc = 4 ] && grep -q "so a run needs a model" "$T/err" && [ ! -e "$T/run3/run.db" ]'
+"$CUTEGEN" builtin "$M" --plan >"$T/out" 2>"$T/err"; rc=$?
+check "builtin M.py: exit 4, says the builtin agent has no family for it and a run needs a model (rc $rc)" \
+    '[ $rc = 4 ] && grep -q "the builtin agent has no kernel family for it; .cutegen run .*scale_shift.py. with a model" "$T/err"'
 "$CUTEGEN" run "$M" --seed builtin --llm-cmd "python3 $D/model.py $P" --out "$T/run4" >"$T/out" 2>"$T/err"; rc=$?
 check "--seed builtin on it: a usage error that says to give --seed-kernel (rc $rc)" \
     '[ $rc = 2 ] && grep -q "give --seed-kernel FILE or none" "$T/err"'
