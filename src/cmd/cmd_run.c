@@ -249,9 +249,9 @@ static void print_time(const struct agent_totals *tt, int recorded)
 		       "it, the run does)\n", tt->cut_s);
 }
 
-static void print_summary(const char *run_dir, const char *task_name, const char *prec, struct agent *a,
-			  struct store *s, const struct llm *m, int builtin, int json, int quiet,
-			  int recorded)
+static void print_summary(const char *run_dir, const char *task_name, const char *prec,
+			  struct agent *a, struct store *s, const struct llm *m, int builtin, int json,
+			  int quiet, int recorded)
 {
 	const struct agent_totals *tt = agent_totals(a);
 	double accounted = tt->llm_s + tt->compile_s + tt->compile_ahead_s + tt->eval_s + tt->profile_s;
@@ -440,7 +440,8 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 		free(ferr);
 		goto out;
 	}
-	print_summary(run_dir, task_name, prec, a, s, m, r->builtin, r->json, r->quiet, r->recorded != NULL);
+	print_summary(run_dir, task_name, prec, a, s, m, r->builtin, r->json, r->quiet,
+		      r->recorded != NULL);
 	if (agent_stop(a) == AGENT_STOP_MODEL_ERROR || agent_stop(a) == AGENT_STOP_ENV_ERROR)
 		error("%s", agent_stop_message(a));
 	rc = exit_code_for(a, agent_stop(a) == AGENT_STOP_MODEL_ERROR ? EXIT_EXTERNAL : 0);
