@@ -899,8 +899,8 @@ int cmd_resume(int argc, char **argv)
 		   and the prompts see it now */
 		int drc = reference_describe(mfile, &md, &err);
 		if (drc) {
-			error("run '%s' is of module '%s', which must be described again to go on: %s",
-			      run_dir, mfile, err);
+			error("run '%s' is of module '%s', which must be described again to go on: %s; "
+			      "fix or restore that file, then resume again", run_dir, mfile, err);
 			rc = exit_status_for(drc);
 			goto out;
 		}

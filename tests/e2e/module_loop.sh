@@ -105,6 +105,12 @@ check "resume is counted" '[ "$(sql "$RUN" "select resumes from runs")" = 1 ]'
 check "resume of a module run with the builtin agent: exit 4, needs a model (rc $rc)" \
     '[ $rc = 4 ] && grep -q "goes on with a model only" "$T/err"'
 
+mv "$M" "$M.away"
+"$CUTEGEN" resume "$RUN" --iters 4 >"$T/out" 2>"$T/err_gone"; rc=$?
+mv "$M.away" "$M"
+check "resume when the module file is gone: says the run's module must be described again and why (rc $rc)" \
+    '[ $rc != 0 ] && grep -q "is of module .*scale_shift.py., which must be described again to go on" "$T/err_gone" && [ "$(sql "$RUN" "select count(*) from nodes")" = 3 ]'
+
 # ---- export: the ModelNew drop-in ----
 "$CUTEGEN" export "$RUN" --out "$T/exp" >"$T/out" 2>"$T/err"; rc=$?
 check "export of the module run writes the kernel, ModelNew and the reference copy (rc $rc)" \
