@@ -39,10 +39,12 @@ all: deps $(BUILD)/cutegen $(BUILD)/cutegen-runner $(BUILD)/cutegen-baseline $(B
 	$(BUILD)/forge-harness \
 	$(BUILD)/cutegen.1 $(BUILD)/cutegen.bash $(BUILD)/_cutegen
 
+# Every compile waits for deps (order-only), so `make -jN` on a fresh machine installs the
+# headers before the first compile needs them.
 deps:
 	@bash scripts/deps.sh
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -c $< -o $@
 
@@ -58,7 +60,7 @@ $(BUILD)/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -o $@ $<
 
-$(BUILD)/obj/%.cu.o: %.cu
+$(BUILD)/obj/%.cu.o: %.cu | deps
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 $(RUNNER_GENCODE) -Isrc -Xcompiler -fPIC -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 

@@ -15,6 +15,10 @@
 #                      modules_eval.sh, module_kernels.sh (those present in the tree)
 #   classes/           bench/class_table.sh (issue 20's workload classes: builtin vs cuBLASLt, eager,
 #                      torch.compile) under CLASSES_BUDGET seconds
+#   mkernels/          tests/gpu/module_kernels.sh: every hand-written module kernel's verdict (NO_TORCH),
+#                      then MK_TORCH's (default "40_LayerNorm 94_MSELoss") with eager, torch.compile
+#                      and the exported ModelNew's check (mkernels.log)
+#   twins.log          bench/kb1_twins.sh: each kb1 start kernel on its JSON task and its module twin
 #   STEPS="tests ab modules torch" OLD_CUTEGEN=.gpu/old/cutegen OUT=DIR bash bench/gpu_round.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -79,6 +83,14 @@ for s in ${STEPS:-tests ab modules torch}; do
                  [ -f "$sc" ] && BUILD=build OUT="$OUT" timeout "$(lim 240)" bash "$sc" >>"$OUT/modeval.log" 2>&1
              done
              grep -c '^ok' "$OUT/modeval.log"; grep '^not ok\|passed, ' "$OUT/modeval.log" | head -30 ;;
+    mkernels) for k in tests/gpu/module_kernels/*.cu; do build/cutegen build "$k" --quiet >/dev/null 2>&1 & done; wait
+             NO_TORCH=1 NO_CHECK=1 OUT="$OUT/mkernels" BUILD=build timeout "$(lim "${MK_LIMIT:-420}")" \
+                 bash tests/gpu/module_kernels.sh >"$OUT/mkernels.log" 2>&1
+             OUT="$OUT/mkernels_torch" BUILD=build timeout "$(lim 200)" \
+                 bash tests/gpu/module_kernels.sh ${MK_TORCH:-40_LayerNorm 94_MSELoss} >>"$OUT/mkernels.log" 2>&1
+             grep '^ok\|^not ok\|passed, ' "$OUT/mkernels.log" ;;
+    twins)   OUT="$OUT" timeout "$(lim 400)" bash bench/kb1_twins.sh >"$OUT/twins.log" 2>&1; tail -36 "$OUT/twins.log"
+             rm -f "$OUT"/kb1_twins/*.so ;;
     classes) mkdir -p "$OUT/classes"
              OUT="$OUT/classes" BUDGET=$(lim "${CLASSES_BUDGET:-400}") timeout "$(lim 590)" bash bench/class_table.sh \
                  >"$OUT/classes.log" 2>&1; tail -30 "$OUT/classes.log" ;;
