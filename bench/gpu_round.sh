@@ -60,7 +60,8 @@ for s in ${STEPS:-tests ab modules torch}; do
                  --backend builtin --gpus all --per-gpu 4 \
                  --iters "${BUILTIN_ITERS:-8}" --out "$OUT/llmsub" >"$OUT/builtin.log" 2>&1
              tail -15 "$OUT/builtin.log"
-             timeout "$(lim 150)" python3 bench/suite_torch.py "$OUT/llmsub" --cutegen build/cutegen --json "$OUT/llmsub_torch.json" \
+             tl=$(lim "${SUITE_TORCH_LIMIT:-150}")
+             timeout "$tl" python3 bench/suite_torch.py "$OUT/llmsub" --cutegen build/cutegen --json "$OUT/llmsub_torch.json" --deadline $(( tl - 60 )) \
                  >"$OUT/suite_torch.log" 2>&1; tail -15 "$OUT/suite_torch.log"
              tar -czf "$OUT/llmsub.tgz" -C "$OUT" llmsub && rm -rf "$OUT/llmsub" ;;
     suites)  mkdir -p "$OUT/suites"

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """A finished suite's best kernels against PyTorch eager and torch.compile (issue 20).
 
-usage: suite_torch.py SUITE_DIR [--cutegen PATH] [--json OUT.json] [--device N]
+usage: suite_torch.py SUITE_DIR [--cutegen PATH] [--json OUT.json] [--device N] [--deadline S]
 
 For every task of SUITE_DIR/suite.db that ended with a correct kernel, runs
 `cutegen eval RUN_DIR/best.cu --task SPEC --torch --json` (the runner's protocol for the kernel
 and cuBLASLt, tools/torch_eager.py for eager and torch.compile, one process each, on one GPU),
 then prints a table per task and fast_p (the share of ALL the suite's tasks that are correct
 and faster than the baseline by more than p) against cuBLASLt, PyTorch eager and torch.compile,
-each over the tasks where that figure is present. Needs a GPU and python3 with torch.
+each over the tasks where that figure is present. --deadline S: no evaluation is started after S
+seconds; the tasks left are marked "not evaluated" and fast_p is over the tasks evaluated (the
+count says so). Needs a GPU and python3 with torch.
 """
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import time
 
 THRESHOLDS = (0.0, 0.9, 1.0, 1.5, 2.0)
 
@@ -32,6 +35,8 @@ def main(argv):
     cutegen = argv[argv.index("--cutegen") + 1] if "--cutegen" in argv else "cutegen"
     out = argv[argv.index("--json") + 1] if "--json" in argv else None
     dev = argv[argv.index("--device") + 1] if "--device" in argv else "0"
+    deadline = float(argv[argv.index("--deadline") + 1]) if "--deadline" in argv else None
+    t0 = time.time()
     db = os.path.join(suite, "suite.db")
     if not os.path.exists(db):
         print("error: %s has no suite.db: give the directory `cutegen suite --out` wrote" % suite,
@@ -45,7 +50,9 @@ def main(argv):
         if not os.path.isdir(run_dir):  # a suite moved since: its runs/ beside suite.db
             run_dir = os.path.join(suite, "runs", os.path.basename(run_dir))
         best = os.path.join(run_dir, "best.cu")
-        if r["correct"] and os.path.exists(best):
+        if deadline is not None and time.time() - t0 > deadline:
+            r["not_evaluated"] = "deadline"
+        elif r["correct"] and os.path.exists(best):
             p = subprocess.run([cutegen, "eval", best, "--task", spec, "--torch", "--json",
                                 "--device", dev], capture_output=True, text=True)
             try:
@@ -69,6 +76,9 @@ def main(argv):
     print("| task | ms | vs cuBLASLt | vs eager | vs torch.compile |")
     print("| --- | --- | --- | --- | --- |")
     for r in results:
+        if r.get("not_evaluated"):
+            print("| %s | not evaluated (deadline) | - | - | - |" % r["task"])
+            continue
         if not r["correct"]:
             print("| %s | no correct kernel | - | - | - |" % r["task"])
             continue
@@ -76,8 +86,12 @@ def main(argv):
         print("| %s | %s | %s | %s | %s%s |" % (r["task"], "%.4f" % r["ms"] if r.get("ms") else "-",
                                                fmt(r.get("cublas")), fmt(r.get("eager")),
                                                fmt(r.get("compile")), mode))
+    results_all = results
+    results = [r for r in results if not r.get("not_evaluated")]
     n = len(results)
-    summary = {}
+    if n < len(results_all):
+        print("%d of %d tasks evaluated before the deadline: fast_p is over those" % (n, len(results_all)))
+    summary = {"tasks": len(results_all), "evaluated": n}
     for key, name in (("cublas", "cuBLASLt"), ("eager", "PyTorch eager"),
                       ("compile", "torch.compile")):
         vals = [r.get(key) if r["correct"] else None for r in results]
@@ -90,7 +104,7 @@ def main(argv):
         else:
             print("fast_p vs %-14s: no figure (no torch, or torch.compile failed everywhere)" % name)
     if out:
-        json.dump({"tasks": results, "summary": summary}, open(out, "w"), indent=1)
+        json.dump({"tasks": results_all, "summary": summary}, open(out, "w"), indent=1)
     return 0
 
 
