@@ -453,10 +453,39 @@ def build_model(torch, mod, cls, seed, device):
     return model, init
 
 
-def draw_inputs(torch, mod, seed):
-    """get_inputs() under torch.manual_seed(seed), as a list."""
+def on_device(torch, device):
+    """torch's default-device context for device ("cuda"), or None where there is none."""
+    if device != "cuda":
+        return None
+    try:
+        ctx = torch.device(device)
+        return ctx if hasattr(ctx, "__enter__") else None
+    except Exception:
+        return None
+
+
+def draw_inputs(torch, mod, seed, device=None):
+    """get_inputs() under torch.manual_seed(seed), as a list. With device "cuda" its factory
+    calls (torch.rand, torch.randn...) make the tensors on the GPU (`with torch.device`):
+    KernelBench's get_inputs() draws gigabytes, which takes seconds on the CPU. A get_inputs()
+    that fails there (one that needs CPU tensors) is called again on the CPU."""
+    ctx = on_device(torch, device)
+    if ctx is not None:
+        torch.manual_seed(seed)
+        try:
+            with ctx:
+                raw = mod.get_inputs()
+        except Exception:
+            raw = None
+            if hasattr(torch, "cuda") and hasattr(torch.cuda, "empty_cache"):
+                torch.cuda.empty_cache()
+        if raw is not None:
+            return check_inputs_list(raw)
     torch.manual_seed(seed)
-    raw = call_user("inputs", "get_inputs()", mod.get_inputs)
+    return check_inputs_list(call_user("inputs", "get_inputs()", mod.get_inputs))
+
+
+def check_inputs_list(raw):
     if not isinstance(raw, (list, tuple)):
         raise Fail("inputs", "get_inputs() must return a list of forward's arguments (got %s)"
                    % type(raw).__name__)
@@ -474,7 +503,7 @@ def describe(torch, path, seed):
     device = "cuda" if cuda else "cpu"
 
     model, init = build_model(torch, mod, cls, seed, device)
-    raw = draw_inputs(torch, mod, seed)
+    raw = draw_inputs(torch, mod, seed, device)
     names = forward_arg_names(model, len(raw))
     args, ins, inputs, fwd_scalars, scalars = [], [], [], [], []
     for i, v in enumerate(raw):
@@ -723,7 +752,7 @@ def case_inputs(torch, mod, model, c, meta_inputs, like=None):
                     for i, t in enumerate(like) if is_tensor(torch, t))):
         raw = like
     else:
-        raw = draw_inputs(torch, mod, c["seed"])
+        raw = draw_inputs(torch, mod, c["seed"], "cuda")
     if like is not None and len(raw) != len(like):
         raise Fail("inputs", "get_inputs() gave %d arguments for seed %d and %d for the first "
                    "case; it must give the same arguments for every seed"
