@@ -862,11 +862,11 @@ static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *o
 
 /*
  * The workspace: [A padded][B padded][split-K's partials: S raw fp32 copies of C], each part
- * present only where needed and starting 128 bytes into its predecessor's end at most (the
- * runner's buffer is 256-byte aligned, TMA needs 16). An operand is padded where the byte
- * length of its rows (its contiguous extent: K for A row and B col, M for A col, N for B row)
- * is not a multiple of 16, which the TMA descriptors need of every stride; it is then copied
- * with rows of `ld` elements, rounded up to the next multiple of 16 bytes.
+ * present only where needed and starting at a multiple of 128 bytes (the runner's buffer is
+ * 256-byte aligned; TMA and pad_rows' vector stores need 16). An operand is padded where the
+ * byte length of its rows (its contiguous extent: K for A row and B col, M for A col, N for
+ * B row) is not a multiple of 16, which the TMA descriptors need of every stride; it is then
+ * copied with rows of `ld` elements, rounded up to the next multiple of 16 bytes.
  */
 struct Plan {
 	int64_t a_rows, a_cols, lda, a_off;   // A as rows x cols; lda its rows' stride in the
