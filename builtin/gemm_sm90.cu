@@ -56,12 +56,20 @@
  *     (deterministic, no atomics) and applies the epilogue. S is clamped to the k-tiles;
  *   - partial tiles: TMA zero-fills out-of-bounds parts of every box (M, N and K residues);
  *     the epilogue stores through an identity-tensor predicate. Epilogue in fp32 registers:
- *     alpha, + bias[n] (CG_EPI_BIAS), CG_EPI_ACT, the CG_OUT_MASK triangle as zeros.
- * Not for: strict fp32 (gemm_simt.cu), fp8 output, K == 0, rows whose byte length is not a
- * multiple of 16 (TMA strides: K, and N for B row, and M for A col must be multiples of
- * 8 elements for 16-bit, 16 for fp8): those return 2. No TMA-store epilogue, no ping-pong
- * of the MMA warpgroups (the epilogue, column pairs stored from registers, still stalls the
- * MMAs).
+ *     alpha, + bias[n] (CG_EPI_BIAS), CG_EPI_ACT, the CG_OUT_MASK triangle as zeros;
+ *   - the pad path (issue 20), decided at run time from the shapes: TMA needs every global
+ *     stride a multiple of 16 bytes, so an operand whose rows are not (K for A row and B col,
+ *     M for A col, N for B row not a multiple of 8 elements in 16 bits, 16 in fp8, 4 in tf32)
+ *     is first copied by a small memory-bound kernel (pad_rows, on the same stream) into the
+ *     workspace with its rows rounded up to 16 bytes; the GEMM then reads the copy through
+ *     descriptors whose extents are still the real K, M or N, so the pad columns are out of
+ *     bounds and zero-filled, never read. Only misaligned operands are copied; C is written
+ *     in place (any N: a column pair leaves in one store only where its address is aligned).
+ * Not for: strict fp32 (gemm_simt.cu), fp8 output, K == 0 (those return 2), operands whose
+ * base address is not 16-byte aligned (1). No TMA-store epilogue, no ping-pong of the MMA
+ * warpgroups (the epilogue, column pairs stored from registers, still stalls the MMAs); the
+ * pad path's copy costs a read and a write of each misaligned operand per call (memory-bound;
+ * its share of the time beside the GEMM's is not measured yet).
  */
 #include <cutegen/kernel_abi.h>
 
@@ -582,23 +590,87 @@ static_assert(CG_P_MN_ORDER == 0 || CG_P_MN_ORDER == 1, "gemm_sm90: CG_P_MN_ORDE
 static_assert(CG_P_SPLIT_K == 1 || CG_P_SPLIT_K == 2 || CG_P_SPLIT_K == 4,
 	      "gemm_sm90: CG_P_SPLIT_K is 1, 2 or 4");
 
-/* A, B, C as (M,K,L), (N,K,L), (M,N,L) views with the strides of their row-major storage. */
-int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, TIn const *B,
-	     TOut const *bias, TOut *C, float *W, cudaStream_t stream)
+/*
+ * The pad path's copy: src holds `rows` packed rows of `cols` elements (a row's byte length not
+ * a multiple of 16, so most rows start misaligned); dst gets them `ld` elements apart, ld the
+ * multiple of 16 bytes above cols, the pad columns as zeros (never read as data: they are
+ * outside the TMA extent; zeros keep the workspace free of stale values). Each thread writes
+ * one 16-byte vector of a dst row and reads its source with the widest loads the source
+ * address allows (16, 8 or 4 bytes, else one element at a time; neighbouring threads read
+ * neighbouring bytes, so the loads coalesce whatever their width). E is the element as a raw
+ * unsigned integer of its size.
+ */
+template <class E>
+__global__ void pad_rows(E const *__restrict__ src, E *__restrict__ dst, int64_t rows,
+			 int64_t cols, int64_t ld)
+{
+	constexpr int V = 16 / int(sizeof(E));
+	union Vec {
+		uint4 u;
+		uint2 h[2];
+		uint32_t w[4];
+		E e[V];
+	};
+	int64_t vecs = ld / V;  // 16-byte vectors per dst row
+	int64_t total = rows * vecs;
+	for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+	     i += int64_t(gridDim.x) * blockDim.x) {
+		int64_t r = i / vecs;
+		int64_t c = (i - r * vecs) * V;
+		E const *s = src + r * cols + c;
+		uintptr_t a = reinterpret_cast<uintptr_t>(s);
+		Vec v;
+		if (c + V <= cols && a % 16 == 0) {
+			v.u = __ldg(reinterpret_cast<uint4 const *>(s));
+		} else if (c + V <= cols && a % 8 == 0) {
+			v.h[0] = __ldg(reinterpret_cast<uint2 const *>(s));
+			v.h[1] = __ldg(reinterpret_cast<uint2 const *>(s) + 1);
+		} else if (c + V <= cols && a % 4 == 0) {
+			CUTE_UNROLL
+			for (int j = 0; j < 4; ++j)
+				v.w[j] = __ldg(reinterpret_cast<uint32_t const *>(s) + j);
+		} else {
+			CUTE_UNROLL
+			for (int j = 0; j < V; ++j)
+				v.e[j] = c + j < cols ? __ldg(s + j) : E(0);
+		}
+		*reinterpret_cast<uint4 *>(dst + r * ld + c) = v.u;
+	}
+}
+
+/* pad_rows for TIn on stream (the caller checks the launch with cudaPeekAtLastError). */
+void pad_launch(TIn const *src, TIn *dst, int64_t rows, int64_t cols, int64_t ld,
+		cudaStream_t stream)
+{
+	using E = uint_bit_t<sizeof_bits_v<TIn>>;
+	int64_t vecs = rows * (ld * kInBytes / 16);
+	int64_t blocks = (vecs + 255) / 256;
+	pad_rows<E><<<unsigned(blocks < 132 * 16 ? blocks : 132 * 16), 256, 0, stream>>>(
+		reinterpret_cast<E const *>(src), reinterpret_cast<E *>(dst), rows, cols, ld);
+}
+
+/*
+ * A, B, C as (M,K,L), (N,K,L), (M,N,L) views of row-major storage whose rows are lda and ldb
+ * elements apart (the real K, M or N, or the padded copy's rounded-up row: 16-byte multiples
+ * either way); the extents stay the real M, N, K, so a padded copy's pad columns lie outside
+ * the TMA descriptors and are never loaded (TMA zero-fills the out-of-bounds parts of a box).
+ */
+int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda, TIn const *B,
+	     int64_t ldb, TOut const *bias, TOut *C, float *W, cudaStream_t stream)
 {
 	auto prob_shape = make_shape(M, N, K, L);                          // (M,N,K,L)
-	int64_t MK = int64_t(M) * K, NK = int64_t(N) * K, MN = int64_t(M) * N;
+	int64_t MN = int64_t(M) * N;
 	auto dA = [&] {
 		if constexpr (CG_A_COL)
-			return make_stride(Int<1>{}, int64_t(M), MK);            // [L,K,M]: M-major
+			return make_stride(Int<1>{}, lda, int64_t(K) * lda);      // [L,K,lda]: M-major
 		else
-			return make_stride(int64_t(K), Int<1>{}, MK);            // [L,M,K]: K-major
+			return make_stride(lda, Int<1>{}, int64_t(M) * lda);      // [L,M,lda]: K-major
 	}();
 	auto dB = [&] {
 		if constexpr (CG_B_COL)
-			return make_stride(int64_t(K), Int<1>{}, NK);            // [L,N,K]: K-major
+			return make_stride(ldb, Int<1>{}, int64_t(N) * ldb);      // [L,N,ldb]: K-major
 		else
-			return make_stride(Int<1>{}, int64_t(N), NK);            // [L,K,N]: N-major
+			return make_stride(Int<1>{}, ldb, int64_t(K) * ldb);      // [L,K,ldb]: N-major
 	}();
 	auto dC = make_stride(int64_t(N), Int<1>{}, MN);                     // [L,M,N]
 
@@ -731,7 +803,7 @@ bool is_dl_tensor(const DLTensor *t, int ndim_min)
 
 using namespace kernel;
 
-/* M, N, K, L of the arguments, checked (dtypes, shapes, contiguity, alignment): 0, or what
+/* M, N, K, L of the arguments, checked (dtypes, shapes, contiguity, base alignment): 0, or what
  * cutegen_launch returns for them (1 bad arguments, 2 unsupported). */
 static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *outputs,
 		       int num_outputs, int64_t *pM, int64_t *pN, int64_t *pK, int64_t *pL)
@@ -775,10 +847,9 @@ static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *o
 	if (bias && (!is_dl_tensor<TOut>(bias, 1) || bias->ndim != 1 || bias->shape[0] != N))
 		return 1;
 
-	// TMA: the contiguous extent of every operand row must be a multiple of 16 bytes
-	int64_t align = 16 / (int64_t(sizeof_bits_v<TIn>) / 8);
-	if (K == 0 || K % align != 0 || (CG_A_COL && M % align != 0) ||
-	    (!CG_B_COL && N % align != 0))
+	// Rows whose byte length is not a multiple of 16 (TMA's stride rule) take the pad path
+	// (plan_workspace); K == 0 has no k-tile to run
+	if (K == 0)
 		return 2;
 	if (M >= INT32_MAX || N >= INT32_MAX || K >= INT32_MAX || L >= INT32_MAX)
 		return 2;
@@ -789,10 +860,65 @@ static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *o
 	return 0;
 }
 
-/* Split-K's workspace: S raw fp32 copies of C (none without split-K). */
-static int64_t workspace_floats(int64_t M, int64_t N, int64_t L)
+/*
+ * The workspace: [A padded][B padded][split-K's partials: S raw fp32 copies of C], each part
+ * present only where needed and starting at a multiple of 128 bytes (the runner's buffer is
+ * 256-byte aligned; TMA and pad_rows' vector stores need 16). An operand is padded where the
+ * byte length of its rows (its contiguous extent: K for A row and B col, M for A col, N for
+ * B row) is not a multiple of 16, which the TMA descriptors need of every stride; it is then
+ * copied with rows of `ld` elements, rounded up to the next multiple of 16 bytes.
+ */
+struct Plan {
+	int64_t a_rows, a_cols, lda, a_off;   // A as rows x cols; lda its rows' stride in the
+	int64_t b_rows, b_cols, ldb, b_off;   // GEMM; off: where its copy goes, -1 for none
+	int64_t w_off, w_floats;              // split-K's partials (0 floats without split-K)
+	int64_t bytes;                        // the whole workspace, 0 for none
+};
+
+constexpr int64_t kAlign = 16 / kInBytes;                   // elements per 16 bytes
+constexpr int64_t kPartialsMax = int64_t(1) << 30;          // floats: 4 GB of partial sums
+constexpr int64_t kWorkspaceMax = int64_t(1) << 34;         // bytes, padded copies included
+
+static int64_t round_up(int64_t n, int64_t to)
 {
-	return CG_P_SPLIT_K > 1 ? int64_t(CG_P_SPLIT_K) * M * N * L : 0;
+	return (n + to - 1) / to * to;
+}
+
+/* The plan for (M,N,K,L): 0, or 2 when it needs more than kPartialsMax / kWorkspaceMax. */
+static int plan_workspace(int64_t M, int64_t N, int64_t K, int64_t L, Plan *p)
+{
+	p->a_cols = CG_A_COL ? M : K;
+	p->a_rows = L * (CG_A_COL ? K : M);
+	p->b_cols = CG_B_COL ? K : N;
+	p->b_rows = L * (CG_B_COL ? N : K);
+	// Sizes are below 2^31 each, their products are not: what could overflow is bounded in
+	// double first
+	int64_t off = 0;
+	bool big = false;
+	auto part = [&](int64_t rows, int64_t cols, int64_t *ld, int64_t *at) {
+		*ld = round_up(cols, kAlign);
+		*at = -1;
+		if (*ld == cols)
+			return;
+		big = big || double(rows) * double(*ld) * kInBytes > double(kWorkspaceMax);
+		if (!big) {
+			*at = off;
+			off = round_up(off + rows * *ld * kInBytes, 128);
+		}
+	};
+	part(p->a_rows, p->a_cols, &p->lda, &p->a_off);
+	part(p->b_rows, p->b_cols, &p->ldb, &p->b_off);
+	p->w_off = off;
+	p->w_floats = 0;
+	if (CG_P_SPLIT_K > 1) {
+		big = big || double(CG_P_SPLIT_K) * double(M) * double(N) * double(L) >
+				     double(kPartialsMax);
+		if (!big)
+			p->w_floats = int64_t(CG_P_SPLIT_K) * M * N * L;
+	}
+	off += p->w_floats * int64_t(sizeof(float));
+	p->bytes = off;
+	return big || p->bytes > kWorkspaceMax ? 2 : 0;
 }
 
 CUTEGEN_KERNEL size_t cutegen_workspace_bytes(const DLTensor *inputs, int num_inputs,
@@ -802,10 +928,11 @@ CUTEGEN_KERNEL size_t cutegen_workspace_bytes(const DLTensor *inputs, int num_in
 	(void)scalars;
 	(void)num_scalars;
 	int64_t M, N, K, L;
-	if (gemm_shapes(inputs, num_inputs, outputs, num_outputs, &M, &N, &K, &L))
+	Plan p;
+	if (gemm_shapes(inputs, num_inputs, outputs, num_outputs, &M, &N, &K, &L) ||
+	    plan_workspace(M, N, K, L, &p))
 		return 0;
-	int64_t n = workspace_floats(M, N, L);
-	return n > 0 && n <= (int64_t(1) << 30) ? size_t(n) * sizeof(float) : 0;
+	return size_t(p.bytes);
 }
 
 CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTensor *outputs,
@@ -818,14 +945,29 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 		return rc;
 	if (M == 0 || N == 0 || L == 0)
 		return 0;
-	int64_t need = workspace_floats(M, N, L);
-	if (need > (int64_t(1) << 30))
-		return 2; /* more than 4 GB of partial sums */
-	if (need > 0 && (workspace == nullptr || workspace_bytes < size_t(need) * sizeof(float)))
+	Plan p;
+	if (plan_workspace(M, N, K, L, &p))
+		return 2; /* more than 4 GB of partial sums, or 16 GB in all */
+	if (p.bytes > 0 && (workspace == nullptr || workspace_bytes < size_t(p.bytes) ||
+			    reinterpret_cast<uintptr_t>(workspace) % 128 != 0))
 		return 1;
 	float alpha = num_scalars >= 1 && scalars != nullptr ? (float)scalars[0] : 1.0f;
 	const DLTensor *bias = CG_EPI_BIAS ? &inputs[2] : nullptr;
-	return gemm_run((int)M, (int)N, (int)K, (int)L, alpha, (TIn const *)inputs[0].data,
-			(TIn const *)inputs[1].data, bias ? (TOut const *)bias->data : nullptr,
-			(TOut *)outputs[0].data, (float *)workspace, stream);
+	char *ws = static_cast<char *>(workspace);
+	TIn const *A = (TIn const *)inputs[0].data;
+	TIn const *B = (TIn const *)inputs[1].data;
+	// The pad path: misaligned operands first, copied on the stream the GEMM then runs on
+	if (p.a_off >= 0) {
+		pad_launch(A, reinterpret_cast<TIn *>(ws + p.a_off), p.a_rows, p.a_cols, p.lda, stream);
+		A = reinterpret_cast<TIn const *>(ws + p.a_off);
+	}
+	if (p.b_off >= 0) {
+		pad_launch(B, reinterpret_cast<TIn *>(ws + p.b_off), p.b_rows, p.b_cols, p.ldb, stream);
+		B = reinterpret_cast<TIn const *>(ws + p.b_off);
+	}
+	if ((p.a_off >= 0 || p.b_off >= 0) && cudaPeekAtLastError() != cudaSuccess)
+		return 4;
+	return gemm_run((int)M, (int)N, (int)K, (int)L, alpha, A, p.lda, B, p.ldb,
+			bias ? (TOut const *)bias->data : nullptr, (TOut *)outputs[0].data,
+			p.w_floats > 0 ? reinterpret_cast<float *>(ws + p.w_off) : nullptr, stream);
 }

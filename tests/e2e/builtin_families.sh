@@ -23,12 +23,21 @@ for t in $("$CUTEGEN" tasks --json | python3 -c "import json,sys; print(' '.join
 done
 if [ -z "$missing" ]; then ok "every kb1 and hopper task has a builtin family ($n tasks)"; else bad "tasks without a family:$missing"; fi
 
-# 16-bit GEMMs gemm_sm90 cannot take (K or a row-major B's N not a multiple of 8) go to the
-# widening gemm_simt (issue 20)
-for t in bf16_odd_k fp16_odd_n fp8_odd_k bf16_decode_odd bf16_batched_odd; do
-    fam=$("$CUTEGEN" builtin "$REPO/tests/gpu/tasks/$t.json" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['family'])")
-    if [ "$fam" = gemm_simt ]; then ok "gpu/$t (unaligned 16-bit/fp8 GEMM) goes to gemm_simt"; else bad "gpu/$t goes to '$fam', not gemm_simt"; fi
+# 16-bit, fp8 and tf32 GEMMs whose operand rows are not a multiple of 16 bytes (K; N of a
+# row-major B; M of a col-major A) go to gemm_sm90, whose pad path copies those operands to
+# padded rows first (issue 20); strict fp32 stays on gemm_simt, and so does a 16-bit GEMM
+# without sm_90a (the widening SIMT fallback)
+family_of() { "$CUTEGEN" builtin "$1" --json ${2:+--arch "$2"} | python3 -c "import json,sys; print(json.load(sys.stdin)['family'])"; }
+for t in bf16_odd_k fp16_odd_n fp8_odd_k bf16_decode_odd bf16_batched_odd bf16_odd_k_bias_gelu tf32_odd_k; do
+    fam=$(family_of "$REPO/tests/gpu/tasks/$t.json")
+    if [ "$fam" = gemm_sm90 ]; then ok "gpu/$t (rows not 16-byte aligned) goes to gemm_sm90"; else bad "gpu/$t goes to '$fam', not gemm_sm90"; fi
 done
+fam=$(family_of "$REPO/tests/gpu/tasks/gemm_odd.json")
+if [ "$fam" = gemm_simt ]; then ok "gpu/gemm_odd (strict fp32, odd K) goes to gemm_simt"; else bad "gpu/gemm_odd goes to '$fam', not gemm_simt"; fi
+fam=$(family_of "$REPO/tests/gpu/tasks/bf16_odd_k.json" sm_80)
+if [ "$fam" = gemm_simt ]; then ok "gpu/bf16_odd_k on sm_80 goes to gemm_simt"; else bad "gpu/bf16_odd_k on sm_80 goes to '$fam', not gemm_simt"; fi
+if "$CUTEGEN" builtin "$REPO/tests/gpu/tasks/bf16_odd_k.json" --plan 2>&1 | grep -q "builtin gemm_sm90, start:"; then
+    ok "'cutegen builtin gpu/bf16_odd_k --plan' starts on gemm_sm90"; else bad "'cutegen builtin gpu/bf16_odd_k --plan' does not start on gemm_sm90"; fi
 
 # the tf32 contract with K-major operands runs on tensor cores (gemm_sm90 as cute::tfloat32_t)
 if "$CUTEGEN" builtin "$REPO/tests/gpu/tasks/tf32_nt.json" --source | grep -q "^#define CG_T_IN cute::tfloat32_t"; then
@@ -63,22 +72,33 @@ cases=(
     "llm/llama8b_qkv_m1 CG_P_SPLIT_K=4"
     "$REPO/tests/gpu/tasks/tf32_nt.json CG_P_SPLIT_K=2 CG_P_BM=64"
     "hopper/gemm_bf16_4096 CG_P_BM=64 CG_P_BN=128 CG_P_CLUSTER_M=2 CG_P_MN_ORDER=0"
+    "$REPO/tests/gpu/tasks/tf32_nt.json"
+    # gemm_sm90's pad path (issue 20): odd K in bf16 (A and B padded), fp16 B row with odd N
+    # (B only), fp8 with K not a multiple of 16, tf32 with K not one of 4, batched A col and
+    # B row; with split-K (the padded copies and the partials share the workspace)
     "$REPO/tests/gpu/tasks/bf16_odd_k.json"
     "$REPO/tests/gpu/tasks/fp16_odd_n.json"
-    "$REPO/tests/gpu/tasks/fp8_odd_k.json CG_P_TILE=64x64"
-    "$REPO/tests/gpu/tasks/tf32_nt.json"
+    "$REPO/tests/gpu/tasks/fp8_odd_k.json"
+    "$REPO/tests/gpu/tasks/tf32_odd_k.json"
+    "$REPO/tests/gpu/tasks/bf16_odd_k.json CG_P_SPLIT_K=2"
+    "$REPO/tests/gpu/tasks/bf16_batched_odd.json CG_P_SPLIT_K=4 CG_P_BM=128 CG_P_CLUSTER_M=1 CG_P_PERSISTENT=0"
+    # gemm_simt's widening path for 16-bit inputs, still the fallback (ARCH=sm_80: no TMA)
+    "$REPO/tests/gpu/tasks/bf16_odd_k.json ARCH=sm_80"
 )
 build_one() {
-    local i=$1 t=$2 set=${3:-}
+    local i=$1 t=$2 set=${3:-} arch=
+    case "$set" in ARCH=*) arch=${set#ARCH=}; set= ;; esac
     local f="$T/k$i.cu"
-    if ! "$CUTEGEN" builtin "$t" --source ${set:+--set "$set"} >"$f" 2>"$T/r$i.err"; then
+    if ! "$CUTEGEN" builtin "$t" --source ${arch:+--arch "$arch"} ${set:+--set "$set"} >"$f" 2>"$T/r$i.err"; then
         echo "not ok - $t ${set:-start}: cannot render: $(cat "$T/r$i.err")" >"$T/r$i"; return
     fi
     local s=$(date +%s)
     if "$CUTEGEN" build "$f" --cache-dir "$T/bc" >"$T/b$i.out" 2>&1; then
-        echo "ok - $t ${set:-start} compiles ($(( $(date +%s) - s )) s)" >"$T/r$i"
+        echo "ok - $t ${set:-start}${arch:+ ($arch)} compiles ($(( $(date +%s) - s )) s)" >"$T/r$i"
+        echo "$t${set:+ $set}" >"$T/case$i"
+        echo "$t" >"$T/task$i"
     else
-        { echo "not ok - $t ${set:-start} compiles"; head -30 "$T/b$i.out" | sed 's/^/# /'; } >"$T/r$i"
+        { echo "not ok - $t ${set:-start}${arch:+ ($arch)} compiles"; head -30 "$T/b$i.out" | sed 's/^/# /'; } >"$T/r$i"
     fi
 }
 i=0
@@ -92,5 +112,29 @@ wait
 for j in $(seq 0 $((i - 1))); do
     cat "$T/r$j"
     grep -q '^not ok' "$T/r$j" && fails=$((fails + 1))
+done
+
+# What gemm_sm90's compiled candidates ask of the runner: cutegen_workspace_bytes is host code,
+# so it runs here (no GPU; the CUDA driver's stub library stands in for libcuda.so.1 where
+# there is none). Padded copies of the misaligned operands only, each rounded to 128 bytes,
+# then split-K's partials; an aligned task needs nothing
+stub=
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+    nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    for d in "$(dirname "$nvcc_bin")/../lib64/stubs" "$(dirname "$nvcc_bin")/../targets/x86_64-linux/lib/stubs"; do
+        if [ -e "$d/libcuda.so" ]; then mkdir -p "$T/stub"; ln -sf "$(cd "$d" && pwd)/libcuda.so" "$T/stub/libcuda.so.1"; stub="$T/stub"; break; fi
+    done
+fi
+for j in $(seq 0 $((i - 1))); do
+    [ -f "$T/case$j" ] || continue
+    so=$(grep -o '/[^ ]*kernel\.so' "$T/b$j.out" | head -1)
+    head -1 "$T/k$j.cu" | grep -q 'family=gemm_sm90' || continue
+    case "$(cat "$T/task$j")" in *.json) ;; *) continue ;; esac  # task files: shapes at hand
+    [ -n "$so" ] || { bad "$(cat "$T/case$j"): no kernel.so in 'cutegen build' output"; continue; }
+    if out=$(LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" python3 "$REPO/tests/e2e/sm90_workspace_check.py" "$so" "$T/k$j.cu" "$(cat "$T/task$j")" 2>&1); then
+        ok "$(cat "$T/case$j"): gemm_sm90 workspace $out"
+    else
+        bad "$(cat "$T/case$j"): gemm_sm90 workspace: $out"
+    fi
 done
 [ $fails -eq 0 ]

@@ -157,7 +157,8 @@ for i, vals in enumerate(itertools.product(*[params[n]["values"] for n in stage]
 PY
 done
 # settings beyond the start that reach code paths of their own (issue 20: split-K, 64-row
-# tiles, softmax register modes and their fallback to mode 1): TASK SETTING
+# tiles, softmax register modes and their fallback to mode 1; gemm_sm90's pad path with
+# split-K, with the other MN-major smem order, one CTA per tile): TASK SETTING
 n=0
 while read -r name setting; do
     n=$((n + 1))
@@ -168,6 +169,13 @@ bf16_small_m_nt CG_P_SPLIT_K=4
 bf16_small_m_nt CG_P_SPLIT_K=2 CG_P_BM=128 CG_P_CLUSTER_M=1 CG_P_PERSISTENT=0
 fp8_decode_nt CG_P_SPLIT_K=4
 tf32_nt CG_P_SPLIT_K=2 CG_P_BM=64
+bf16_odd_k CG_P_SPLIT_K=2
+bf16_batched_odd CG_P_SPLIT_K=4 CG_P_BM=128 CG_P_CLUSTER_M=1 CG_P_PERSISTENT=0
+bf16_decode_odd CG_P_SPLIT_K=4
+fp8_odd_k CG_P_SPLIT_K=2 CG_P_BM=64
+fp16_odd_n CG_P_MN_ORDER=0 CG_P_BN=128
+bf16_odd_k_bias_gelu CG_P_PERSISTENT=0 CG_P_CLUSTER_M=1
+tf32_odd_k CG_P_SPLIT_K=2
 softmax_fp16_warp CG_P_MODE=2 CG_P_THREADS=1024
 softmax_fp16_warp CG_P_MODE=3 CG_P_THREADS=128
 log_softmax_bf16_block CG_P_MODE=3 CG_P_THREADS=1024

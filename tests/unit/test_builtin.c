@@ -238,29 +238,51 @@ TEST(builtin_families_of_tasks)
 	task_free(t);
 }
 
-/* Issue 20: a 16-bit GEMM whose K (or the MN extent of an MN-major operand) is not a multiple
- * of 16 bytes goes to the family that takes it, not to gemm_sm90's 10 refusals. */
+/* Issue 20: a 16-bit, fp8 or tf32 GEMM whose operand rows (K; M of a col A; N of a row B) are
+ * not a multiple of 16 bytes runs on gemm_sm90 (its pad path copies those operands to padded
+ * rows first), not on the SIMT fallback; strict fp32 and layouts WGMMA cannot read stay on
+ * gemm_simt, and so does every GEMM without sm_90a. */
 TEST(builtin_gemm_family_follows_alignment)
 {
 	char *err = NULL;
 	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
-	t->k = 4095;
-	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->m = 2048, t->n = 3072, t->k = 1999; /* the issue's class example: bf16, odd K */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	CHECK_STR(builtin_family_file(t, NULL, &err), "builtin/gemm_sm90.cu");
+	CHECK_STR(builtin_family_file(t, "sm_80", &err), "builtin/gemm_simt.cu");
 	t->k = 4096;
 	t->a_layout = LAYOUT_COL;
 	t->m = 1001; /* A [K,M]: its rows are M long */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->a_layout = LAYOUT_ROW;
+	t->in_dtype = t->out_dtype = DT_FP16, t->precision = PREC_FP16;
+	t->b_layout = LAYOUT_ROW;
+	t->n = 4097; /* fp16, B [K,N] with N odd */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->batch = 3, t->k = 63; /* batched, odd K and N */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->batch = 1, t->m = 1, t->k = 1027, t->a_layout = LAYOUT_COL; /* decode, A [K,1] */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->k = 0;
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
-	t->a_layout = LAYOUT_ROW; /* A [M,K]: any M */
+	task_free(t);
+
+	/* fp8 e4m3: odd K and a multiple of 8 that is not one of 16 one-byte elements both pad;
+	 * fp8 WGMMA still needs A row and B col */
+	t = task_dup(task_builtin("hopper/gemm_fp8_8192"));
+	t->k = 4104;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
+	t->k = 520, t->m = 256, t->n = 384;
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
 	t->b_layout = LAYOUT_ROW;
-	t->n = 4097; /* B [K,N] */
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
-	t->b_layout = LAYOUT_COL; /* B [N,K]: any N */
-	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
-	t->m = 1; /* decode */
-	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
-	t->in_dtype = DT_FP8_E4M3;
-	t->k = 4104; /* a multiple of 8 but not of 16 one-byte elements */
+	task_free(t);
+
+	/* strict fp32 at any alignment: SIMT (no tensor cores under the strict contract) */
+	t = task_dup(task_builtin("kb1/1_square_matmul"));
+	t->k = 1999;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->b_layout = LAYOUT_COL;
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
 	task_free(t);
 
@@ -426,9 +448,9 @@ TEST(builtin_sm90_decode_start)
 }
 
 /* Issue 20, tf32: an fp32 GEMM under the `tf32` contract with K-major operands runs on tensor
- * cores (gemm_sm90 with CG_T_IN cute::tfloat32_t); strict fp32, other layouts or a K that is
- * not a multiple of 4 stay on gemm_simt; BK = 128, where two 4-byte stages do not fit, is
- * never tried. */
+ * cores (gemm_sm90 with CG_T_IN cute::tfloat32_t, a K that is not a multiple of 4 through its
+ * pad path); strict fp32 and other layouts stay on gemm_simt; BK = 128, where two 4-byte
+ * stages do not fit, is never tried. */
 TEST(builtin_tf32_on_tensor_cores)
 {
 	char *err = NULL;
@@ -439,8 +461,8 @@ TEST(builtin_tf32_on_tensor_cores)
 	t->b_layout = LAYOUT_COL;
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
 	CHECK_STR(builtin_family_file(t, "sm_80", &err), "builtin/gemm_simt.cu");
-	t->k = 4098;
-	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	t->k = 4098; /* rows not a multiple of 4 floats: the pad path */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
 	t->k = 4096;
 	struct builtin_space sp;
 	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
