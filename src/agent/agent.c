@@ -278,16 +278,17 @@ static void use_family(struct agent *a, struct builtin_space *next)
 }
 
 /*
- * A resumed run replays a node that is no candidate of its family: when that family had been
- * refused as unsupported and the node is a candidate of its fallback, the run had moved there
- * (switch_family); it moves again, so the fallback's walk continues where it was.
+ * A resumed run replays a node that is no candidate of its family: when that family had given
+ * no correct kernel (refused as unsupported, or its walk over with none correct) and the node
+ * is a candidate of its fallback, the run had moved there (switch_family); it moves again, so
+ * the fallback's walk continues where it was.
  */
 static void replay_fallback(struct agent *a, const char *src)
 {
 	struct builtin_space next;
 	struct builtin_config bc;
 	char *err = NULL;
-	if (!builtin_unsupported(a->tried, a->ntried) ||
+	if (a->best_src || a->ntried == 0 ||
 	    builtin_space_fallback(a->task, &a->bsp, a->o.builtin_dir, &next, &err) <= 0) {
 		free(err);
 		return;
@@ -993,27 +994,28 @@ static double prebuild(struct agent *a)
 }
 
 /*
- * Every candidate of the family so far was refused as unsupported (a size or alignment it does
- * not take): the run moves to the fallback family, from its start, with a note; 1 (and the run
- * stopped) when there is none or it cannot be loaded.
+ * The family gives this task no correct kernel: every candidate so far was refused as
+ * unsupported (a size or alignment it does not take), or its walk is over and none was correct
+ * (why says which). The run moves to the fallback family, from its start, with a note; 1 (and
+ * the run stopped) when there is none or it cannot be loaded.
  */
-static int switch_family(struct agent *a)
+static int switch_family(struct agent *a, char *why)
 {
 	struct builtin_space next;
 	char *err = NULL;
 	int r = builtin_space_fallback(a->task, &a->bsp, a->o.builtin_dir, &next, &err);
 	if (r <= 0) {
 		set_stop(a, AGENT_STOP_NO_CORRECT,
-			 r < 0 ? err : xasprintf("the builtin %s family refused this task as unsupported "
-						 "(%d candidates) and no other family takes it",
-						 a->bsp.family, a->ntried));
+			 r < 0 ? err : xasprintf("the builtin %s family %s and no other family takes it",
+						 a->bsp.family, why));
+		free(why);
 		return 1;
 	}
-	char *t = xasprintf("the builtin %s family refused this task as unsupported (%d "
-			    "candidates): moving to the %s family", a->bsp.family, a->ntried,
+	char *t = xasprintf("the builtin %s family %s: moving to the %s family", a->bsp.family, why,
 			    next.family);
 	emit(a, AGENT_EV_NOTE, t, NULL);
 	free(t);
+	free(why);
 	use_family(a, &next);
 	return 0;
 }
@@ -1053,9 +1055,16 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 	struct builtin_config cfg;
 	int stage;
 	char *what = NULL;
-	if (builtin_unsupported(a->tried, a->ntried) && switch_family(a))
+	if (builtin_unsupported(a->tried, a->ntried) &&
+	    switch_family(a, xasprintf("refused this task as unsupported (%d candidates)", a->ntried)))
 		return 1;
 	int over = builtin_next(&a->bsp, a->task, a->tried, a->ntried, &cfg, &stage, &what);
+	if (over == 1 && !a->best_src && a->ntried > 0) {
+		/* a walk with no correct kernel (a family's bug on this shape, say): the next family */
+		if (switch_family(a, xasprintf("gave no correct kernel in its %d candidates", a->ntried)))
+			return 1;
+		over = builtin_next(&a->bsp, a->task, a->tried, a->ntried, &cfg, &stage, &what);
+	}
 	if (over == 2) {
 		set_stop(a, AGENT_STOP_DONE,
 			 xasprintf("the best kernel reached %.0f%% of the roofline after %d candidates of "

@@ -2,7 +2,7 @@
 # Issue 20, "no task without a correct kernel": a builtin run whose family refuses the task as
 # unsupported (cutegen_launch returns 2 for every candidate) moves to the family that takes it
 # (gemm_sm90 -> gemm_simt) instead of walking every candidate of the first and ending with
-# "none was correct". The real binary and nvcc; plain-CUDA stand-ins for both families
+# "none was correct"; so does one whose whole walk gave no correct kernel. The real binary and nvcc; plain-CUDA stand-ins for both families
 # (tests/data/builtin_fallback, CUTEGEN_BUILTIN_DIR); recorded runner reports for the GPU.
 set -u
 : "${CUTEGEN:?}" "${REPO:?}"
@@ -65,6 +65,35 @@ rc=$?
 check "resumed after the move: gemm_simt's walk goes on, no candidate twice (rc $rc)" \
     '[ $rc -eq 0 ] && [ "$(sql "$T/cut" "select group_concat(change, \"|\") from nodes")" = "$(sql "$T/run" "select group_concat(change, \"|\") from nodes")" ]' ||
     { cat "$T/cut2.err"; sql "$T/cut" "select id, verdict, change from nodes"; }
+
+# a family whose whole walk gives no correct kernel (every gemm_sm90 candidate incorrect, as a
+# family's bug on a shape would): the run moves to gemm_simt once the walk is over, and a
+# resume cut after the move replays it
+R3="$T/evals3"; mkdir -p "$R3"
+python3 - "$CUTEGEN" "$TASK" "$R3" "$R" <<'PY'
+import hashlib, itertools, json, shutil, subprocess, sys
+cutegen, task, out, prev = sys.argv[1:]
+shutil.copytree(prev, out, dirs_exist_ok=True)  # gemm_simt's passes
+for bn, st in itertools.product(["128", "256"], ["2", "4"]):
+    s = subprocess.run([cutegen, "builtin", task, "--arch", "sm_90a", "--source", "--set",
+                        "CG_P_BN=%s CG_P_STAGES=%s" % (bn, st)], check=True, capture_output=True).stdout
+    json.dump({"verdict": "incorrect", "message": "1024 of 4194304 elements beyond tolerance"},
+              open("%s/%s.json" % (out, hashlib.sha256(s).hexdigest()), "w"))
+PY
+"$CUTEGEN" run "$TASK" --backend builtin --arch sm_90a --recorded-evals "$R3" --out "$T/run3" --json >"$T/out3.json" 2>"$T/err3"
+rc=$?
+check "a walk with no correct kernel: the run moves on and ends with gemm_simt's best (rc $rc)" \
+    '[ $rc -eq 0 ] && [ "$(jq_ "$T/out3.json" "d[\"best\"][\"ms\"]")" = 0.8 ] && head -1 "$T/run3/best.cu" | grep -q "family=gemm_simt"' ||
+    { cat "$T/err3"; sql "$T/run3" "select id, verdict, change from nodes"; }
+n90=$(sql "$T/run3" "select count(*) from nodes where verdict = 'incorrect'")
+check "every gemm_sm90 candidate of the walk was tried first ($n90), then it says why it moved" \
+    '[ "$n90" -ge 2 ] && grep -q "the builtin gemm_sm90 family gave no correct kernel in its $n90 candidates: moving to the gemm_simt family" "$T/err3" "$T/out3.json" 2>/dev/null'
+"$CUTEGEN" run "$TASK" --backend builtin --arch sm_90a --recorded-evals "$R3" --iters $((n90 + 1)) --out "$T/cut3" --json >/dev/null 2>"$T/cut3.err"
+"$CUTEGEN" resume "$T/cut3" --iters 64 --json >"$T/cut3b.json" 2>"$T/cut3b.err"
+rc=$?
+check "resumed after that move: gemm_simt's walk goes on, no candidate twice (rc $rc)" \
+    '[ $rc -eq 0 ] && [ "$(sql "$T/cut3" "select group_concat(change, \"|\") from nodes")" = "$(sql "$T/run3" "select group_concat(change, \"|\") from nodes")" ]' ||
+    { cat "$T/cut3b.err"; sql "$T/cut3" "select id, verdict, change from nodes"; }
 
 # without a fallback (a family that is the last): the run stops at once, saying so
 mkdir -p "$T/only"
