@@ -3,6 +3,7 @@
  * validates task files. Printing only: the task model lives in task.c.
  */
 #include "cmd/cutegen.h"
+#include "common/paths.h"
 #include "common/task.h"
 #include "common/task_module.h"
 #include "eval/reference.h"
@@ -84,9 +85,17 @@ static int list_module_dir(const char *dir, int as_json)
 			if (worst == EXIT_OK)
 				worst = exit_status_for(rc);
 			if (rc == REFERENCE_E_NO_PYTHON || rc == REFERENCE_E_NO_TORCH) {
-				for (int j = i; j < n; j++)
+				/* every other module would fail the same way: their names still */
+				for (int j = i; j < n; j++) {
+					if (as_json)
+						json_array_append_new(arr, json_pack("{s:s,s:s}", "module", paths[j],
+										     "error", "not described: no PyTorch"));
+					else
+						printf("%-32s %-20s %-6s %-9s %s\n", strrchr(paths[j], '/') + 1,
+						       "?", "?", "?", "? (describing it needs PyTorch)");
 					free(paths[j]);
-				break; /* every other module would fail the same way */
+				}
+				break;
 			}
 		} else if (as_json) {
 			json_array_append_new(arr, json_pack("{s:s,s:s,s:s?,s:s,s:s,s:s}", "module", paths[i],
@@ -109,6 +118,34 @@ static int list_module_dir(const char *dir, int as_json)
 	}
 	json_decref(arr);
 	return worst;
+}
+
+/* After the built-in tasks: the module suites shipped beside this cutegen (its checkout's
+ * tasks/), with their file counts and how to list or run one. Nothing when there are none. */
+static void print_module_suites(void)
+{
+	static const char *const dirs[] = { "tasks/modules/level1", "tasks/modules/level2",
+					    "tasks/kb1_modules" };
+	int header = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char *dir = xasprintf("%s/../%s", cutegen_libexec_dir(), dirs[i]), *err = NULL;
+		char **paths = NULL;
+		int n = module_dir_list(dir, &paths, &err);
+		free(err);
+		for (int j = 0; j < n; j++)
+			free(paths[j]);
+		free(paths);
+		if (n > 0) {
+			if (!header++)
+				printf("\nModule suites (PyTorch modules in KernelBench's format): 'cutegen "
+				       "tasks --suite DIR'\ndescribes each module, 'cutegen suite DIR/' runs "
+				       "them:\n");
+			char *real = realpath(dir, NULL);
+			printf("  %-40s %d modules\n", real ? real : dir, n);
+			free(real);
+		}
+		free(dir);
+	}
 }
 
 int cmd_tasks(int argc, char **argv)
@@ -188,6 +225,8 @@ int cmd_tasks(int argc, char **argv)
 			printf("%-*s  ", width[c], row[c]);
 		printf("%s\n", row[NCOL - 1]);
 	}
+	if (!suite)
+		print_module_suites();
 out:
 	for (size_t i = 0; i < nrows * NCOL; i++)
 		free(cells[i]);

@@ -26,6 +26,8 @@ n_llm=$(grep -c '^llm/' "$tmp/out")
 check "tasks lists the 54 llm tasks (got $n_llm)" test "$n_llm" -eq 54
 check "tasks shows an llm decode GEMM with B as nn.Linear holds it" grep -q '^llm/llama8b_qkv_m1  *gemm  *bf16  *bf16  *M=1 N=6144 K=4096 B^T$' "$tmp/out"
 check "tasks has a header" grep -q '^NAME  *OP  *DTYPE  *PRECISION  *SHAPE' "$tmp/out"
+check "tasks names the module suites beside it (tasks/modules/level1, level2, kb1_modules)" \
+    sh -c "grep -q '^Module suites' '$tmp/out' && grep -q 'tasks/modules/level1 .* [0-9][0-9]* modules\$' '$tmp/out' && grep -q 'tasks/kb1_modules .* 33 modules\$' '$tmp/out'"
 check "tasks shows relu's shape" grep -q '^kb1/19_relu  *elementwise:relu  *fp32  *strict  *4096x393216$' "$tmp/out"
 for id in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 88; do
     grep -q "^kb1/${id}_" "$tmp/out" || bad "kb1 task $id listed"

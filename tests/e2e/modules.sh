@@ -159,6 +159,8 @@ check "tasks --suite DIR --json: one object per module, lowered_to null where it
 PYTHONPATH=$T/notorch C tasks --suite "$M/suite"; rc=$?
 check "tasks --suite DIR without torch: exit 4 and one error, not one per module (rc $rc)" \
     '[ $rc -eq 4 ] && [ "$(grep -c "^error: .*\[no_torch\]" "$T/out")" = 1 ]'
+check "... and still names every module, saying describing it needs PyTorch" \
+    '[ "$(grep -c "^[0-9a-z_]*\.py .*describing it needs PyTorch" "$T/out")" = 5 ]' || cat "$T/out"
 mkdir -p "$T/msuite"
 cp "$M/suite/4_linear.py" "$M/suite/5_row_sum.py" "$T/msuite/"
 "$CUTEGEN" suite "$T/msuite/" --out "$T/s1" --gpus cpu:1 --recorded-evals "$T/evals" --iters 1 \
