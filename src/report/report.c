@@ -191,6 +191,38 @@ static void add_status(struct strbuf *out, const struct run_history *h)
 	}
 }
 
+/* `cutegen run --torch`'s figures in a line or two (terminal and Markdown). */
+static void report_torch_text(struct strbuf *out, const struct store_torch *t)
+{
+	strbuf_addstr(out, "PyTorch: ");
+	if (t->speedup_eager > 0) {
+		strbuf_addf(out, "eager %.4g ms, speedup %.3fx", t->eager_ms, t->speedup_eager);
+		if (t->torch[0]) {
+			strbuf_addstr(out, " (torch ");
+			report_text_clean(out, t->torch, 32);
+			strbuf_addstr(out, ")");
+		}
+	} else {
+		strbuf_addstr(out, "no eager figure: ");
+		report_text_clean(out, t->error, CAP_LINE);
+	}
+	if (t->speedup_compile > 0) {
+		strbuf_addf(out, "; torch.compile %.4g ms", t->compile_ms);
+		if (t->compile_mode[0]) {
+			strbuf_addstr(out, " (");
+			report_text_clean(out, t->compile_mode, 32);
+			strbuf_addstr(out, ")");
+		}
+		strbuf_addf(out, ", speedup %.3fx\n", t->speedup_compile);
+	} else if (strcmp(t->compile_error, t->error)) {
+		strbuf_addstr(out, "; torch.compile failed: ");
+		report_text_clean(out, t->compile_error, CAP_LINE);
+		strbuf_addstr(out, "\n");
+	} else {
+		strbuf_addstr(out, "\n");
+	}
+}
+
 void report_show_text(struct strbuf *out, const struct run_history *h)
 {
 	strbuf_addstr(out, "run ");
@@ -235,6 +267,8 @@ void report_show_text(struct strbuf *out, const struct run_history *h)
 	} else {
 		strbuf_addstr(out, "none (no correct kernel)\n");
 	}
+	if (h->torch.asked)
+		report_torch_text(out, &h->torch);
 	strbuf_addf(out, "tokens: %ld in, %ld out; cost $%.4f\n", h->tokens_in, h->tokens_out,
 		    h->cost_usd);
 	double other = h->total_s - h->llm_s - h->compile_s - h->eval_s - h->profile_s;
