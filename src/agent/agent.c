@@ -769,9 +769,9 @@ static int eval_recorded_torch(struct agent *a, const char *src, struct eval_res
 	} else {
 		rc = eval_recorded_file(path, er, err);
 		if (!rc && !json_object_get(json_object_get(er->report, "baseline"), "torch_eager")) {
-			*err = xasprintf("no recorded evaluation with the PyTorch baselines: neither "
-					 "'%s' nor a report with baseline.torch_eager in '%s'; record "
-					 "one on a GPU with --torch --record-evals", tpath, path);
+			*err = xasprintf("no recorded evaluation with the PyTorch baselines: '%s' is "
+					 "missing and '%s' has no baseline.torch_eager; record them on "
+					 "a GPU with --torch --record-evals", tpath, path);
 			rc = 1;
 		}
 	}
@@ -810,7 +810,9 @@ json_t *agent_judge_torch(struct agent *a)
 	a->totals.wall_s += now_s() - t0;
 	json_t *te = json_object_get(json_object_get(er.report, "baseline"), "torch_eager");
 	json_t *metrics = json_object_get(er.report, "metrics");
-	if (r) {
+	if (r > 0) {
+		json_object_set_new(o, "error", json_string(err));
+	} else if (r) {
 		json_object_set_new(o, "error", json_sprintf("cannot evaluate with the PyTorch "
 							     "baselines: %s", err));
 	} else if (!eval_passed(&er)) {

@@ -75,7 +75,7 @@ int store_run_get(struct store *s, struct store_run *out, char **err);
 struct store_torch {
 	int asked;
 	double ms, eager_ms, compile_ms, speedup_eager, speedup_compile;
-	char torch[32], compile_mode[32], error[400], compile_error[400];
+	char torch[32], compile_mode[32], error[640], compile_error[640];
 };
 void store_torch_parse(const char *torch_json, struct store_torch *t);
 /* Stores the run's PyTorch figures (torch_json above; NULL clears them). */
