@@ -11,6 +11,13 @@ and faster than the baseline by more than p) against cuBLASLt, PyTorch eager and
 each over the tasks where that figure is present. --deadline S: no evaluation is started after S
 seconds; the tasks left are marked "not evaluated" and fast_p is over the tasks evaluated (the
 count says so). Needs a GPU and python3 with torch.
+
+`cutegen suite ... --torch` now does this inside the suite: each run judges its best kernel
+with the PyTorch baselines when it ends, and the suite's own summary (--json, the printed one,
+suite.db, `cutegen report SUITE_DIR`) has fast_p against eager and torch.compile over ALL tasks
+(docs/suite.md). Use this script only for a suite that ran without --torch (it re-evaluates the
+best kernels afterwards), or to re-measure them later; note its fast_p thresholds (0, 0.9, 1,
+1.5, 2) differ from the suite's (0, 0.5, 1, 1.5, 2, 3).
 """
 import json
 import os

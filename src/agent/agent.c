@@ -699,12 +699,9 @@ static void maybe_profile(struct agent *a, struct store_node *n)
 	n->profile_s = now_s() - t0;
 }
 
-/* Evaluates from a recorded runner report keyed by the source's sha256. */
-static int eval_recorded(struct agent *a, const char *src, struct eval_result *er, char **err)
+/* Reads the recorded runner report at path into er. */
+static int eval_recorded_file(const char *path, struct eval_result *er, char **err)
 {
-	char sha[65];
-	sha256_hex(src, strlen(src), sha);
-	char *path = xasprintf("%s/%s.json", a->o.recorded_evals, sha);
 	struct strbuf sb = STRBUF_INIT;
 	int rc = strbuf_read_file(&sb, path, 64u << 20);
 	if (rc) {
@@ -719,18 +716,31 @@ static int eval_recorded(struct agent *a, const char *src, struct eval_result *e
 		json_t *rs = json_object_get(er->report, "runner_s");
 		er->wall_s = json_is_number(rs) ? json_number_value(rs) : 0;
 	}
-	free(path);
 	strbuf_release(&sb);
 	return rc ? -1 : 0;
 }
 
-static void record_eval(struct agent *a, const char *src, const struct eval_result *er)
+/* Evaluates from a recorded runner report keyed by the source's sha256. */
+static int eval_recorded(struct agent *a, const char *src, struct eval_result *er, char **err)
+{
+	char sha[65];
+	sha256_hex(src, strlen(src), sha);
+	char *path = xasprintf("%s/%s.json", a->o.recorded_evals, sha);
+	int rc = eval_recorded_file(path, er, err);
+	free(path);
+	return rc;
+}
+
+/* Saves er's report as RECORD_DIR/<sha256 of src><suffix>.json (suffix "" for a node's
+ * evaluation, ".torch" for the one with the PyTorch baselines). */
+static void record_eval(struct agent *a, const char *src, const char *suffix,
+			const struct eval_result *er)
 {
 	if (!er->report)
 		return;
 	char sha[65];
 	sha256_hex(src, strlen(src), sha);
-	char *path = xasprintf("%s/%s.json", a->o.record_evals, sha);
+	char *path = xasprintf("%s/%s%s.json", a->o.record_evals, sha, suffix);
 	char *text = json_dumps(er->report, JSON_INDENT(2) | JSON_SORT_KEYS);
 	if (mkdir_p(a->o.record_evals) || !text || write_file_atomic(path, text, strlen(text))) {
 		char *t = xasprintf("cannot record the evaluation to '%s'", path);
@@ -739,6 +749,111 @@ static void record_eval(struct agent *a, const char *src, const struct eval_resu
 	}
 	free(text);
 	free(path);
+}
+
+/*
+ * The PyTorch evaluation of the best kernel, from recordings: RECORDED/<sha>.torch.json, or
+ * else the node's own RECORDED/<sha>.json when its report carries baseline.torch_eager (a
+ * recording made with --torch). 1 when neither exists (*err says what to record).
+ */
+static int eval_recorded_torch(struct agent *a, const char *src, struct eval_result *er,
+			       char **err)
+{
+	char sha[65];
+	sha256_hex(src, strlen(src), sha);
+	char *tpath = xasprintf("%s/%s.torch.json", a->o.recorded_evals, sha);
+	char *path = xasprintf("%s/%s.json", a->o.recorded_evals, sha);
+	int rc;
+	if (file_exists(tpath)) {
+		rc = eval_recorded_file(tpath, er, err);
+	} else {
+		rc = eval_recorded_file(path, er, err);
+		if (!rc && !json_object_get(json_object_get(er->report, "baseline"), "torch_eager")) {
+			*err = xasprintf("no recorded evaluation with the PyTorch baselines: '%s' is "
+					 "missing and '%s' has no baseline.torch_eager; record them on "
+					 "a GPU with --torch --record-evals", tpath, path);
+			rc = 1;
+		}
+	}
+	free(tpath);
+	free(path);
+	return rc;
+}
+
+json_t *agent_judge_torch(struct agent *a)
+{
+	if (!a->best_src || a->best_node <= 0)
+		return NULL;
+	json_t *o = json_object();
+	json_object_set_new(o, "node", json_integer(a->best_node));
+	struct eval_result er = EVAL_RESULT_INIT;
+	char *err = NULL;
+	int r;
+	emit(a, AGENT_EV_PHASE, "torch", NULL);
+	double t0 = now_s();
+	if (a->o.recorded_evals) {
+		r = eval_recorded_torch(a, a->best_src, &er, &err);
+	} else {
+		const char *so = best_so(a);
+		struct eval_opts eo = a->o.eval;
+		eo.torch = 1; /* what `cutegen eval --torch` asks: the same protocol */
+		if (!so) {
+			err = xstrdup("the best kernel did not build again (see 'cutegen build')");
+			r = -1;
+		} else {
+			r = eval_run(&eo, a->task, so, &er, &err);
+		}
+		if (!r && a->o.record_evals)
+			record_eval(a, a->best_src, ".torch", &er);
+	}
+	a->totals.eval_s += now_s() - t0;
+	a->totals.wall_s += now_s() - t0;
+	json_t *te = json_object_get(json_object_get(er.report, "baseline"), "torch_eager");
+	json_t *metrics = json_object_get(er.report, "metrics");
+	if (r > 0) {
+		json_object_set_new(o, "error", json_string(err));
+	} else if (r) {
+		json_object_set_new(o, "error", json_sprintf("cannot evaluate with the PyTorch "
+							     "baselines: %s", err));
+	} else if (!eval_passed(&er)) {
+		/* the kernel passed before: a flaky kernel or a changed machine, said as it is */
+		json_object_set_new(o, "error", json_sprintf("the best kernel failed its evaluation "
+							     "with the PyTorch baselines: %s: %.300s",
+							     verdict_name(er.verdict),
+							     er.message ? er.message : ""));
+	} else if (!json_is_object(te)) {
+		json_object_set_new(o, "error", json_string("the evaluation gave no PyTorch figures "
+							    "(baseline.torch_eager)"));
+	} else {
+		json_t *v;
+		if (er.ms > 0)
+			json_object_set_new(o, "ms", json_real(er.ms));
+		if (json_is_string(v = json_object_get(te, "torch")))
+			json_object_set(o, "torch", v);
+		if (json_is_number(v = json_object_get(te, "ms")) && json_number_value(v) > 0)
+			json_object_set(o, "eager_ms", v);
+		else
+			json_object_set_new(o, "error", json_sprintf("no PyTorch eager time: %s",
+				json_string_value(json_object_get(te, "error")) ?
+				json_string_value(json_object_get(te, "error")) : "none given"));
+		if (json_is_number(v = json_object_get(te, "compile_ms")) && json_number_value(v) > 0)
+			json_object_set(o, "compile_ms", v);
+		if (json_is_string(v = json_object_get(te, "compile_mode")))
+			json_object_set(o, "compile_mode", v);
+		if (json_is_string(v = json_object_get(te, "compile_error")))
+			json_object_set_new(o, "compile_error", json_sprintf("%.1000s",
+									     json_string_value(v)));
+		else if (!json_object_get(o, "compile_ms") && !json_object_get(o, "error"))
+			json_object_set_new(o, "compile_error",
+					    json_string("no torch.compile time was given"));
+		if (json_is_number(v = json_object_get(metrics, "speedup_vs_torch")))
+			json_object_set(o, "speedup_vs_torch", v);
+		if (json_is_number(v = json_object_get(metrics, "speedup_vs_torch_compile")))
+			json_object_set(o, "speedup_vs_torch_compile", v);
+	}
+	free(err);
+	eval_result_release(&er);
+	return o;
 }
 
 static void first_line(const char *s, char **out)
@@ -1369,7 +1484,7 @@ static int node_evaluate(struct agent *a, struct node_work *w)
 	}
 	n->evaluator_s = er->wall_s;
 	if (a->o.record_evals && !a->o.recorded_evals)
-		record_eval(a, w->src.buf, er);
+		record_eval(a, w->src.buf, "", er);
 	n->verdict = xstrdup(verdict_name(er->verdict));
 	if (er->report)
 		n->report_json = json_dumps(er->report, JSON_COMPACT | JSON_SORT_KEYS);

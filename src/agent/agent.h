@@ -143,6 +143,17 @@ int agent_stop_code(const struct agent *a);
 const struct agent_totals *agent_totals(const struct agent *a);
 /* The best verified kernel's source, or NULL; owned by a. */
 const char *agent_best_source(const struct agent *a);
+/*
+ * `cutegen run --torch`: judges the best kernel once more with the PyTorch baselines (eval_run
+ * with eval_opts.torch, as `cutegen eval --torch`; with recorded_evals, the recording
+ * RECORDED/<sha256>.torch.json, or the node's own when it carries baseline.torch_eager; with
+ * record_evals, it is saved under that name). Returns a new JSON object for the run store:
+ * {"node", "ms", "torch", "eager_ms", "compile_ms", "compile_mode", "speedup_vs_torch",
+ * "speedup_vs_torch_compile"}, with "error" when there is no eager figure (no torch, the
+ * evaluation failed) and "compile_error" when torch.compile gave none; never fails the run.
+ * NULL when the run has no correct kernel. Its time counts as evaluation in the totals.
+ */
+json_t *agent_judge_torch(struct agent *a);
 void agent_free(struct agent *a);
 
 /*

@@ -43,6 +43,7 @@
 struct run_opts {
 	int iters, fix_attempts, profile_from_stage, quiet, json, no_memcheck, no_docs;
 	int builtin; /* no model: the builtin policy proposes the kernels */
+	int torch;   /* judge the best kernel once more against PyTorch eager and torch.compile */
 	long max_tokens_total;
 	double max_cost, max_wall, noise, compile_deadline, eval_deadline;
 	int prompt_budget, device;
@@ -213,6 +214,8 @@ static json_t *agent_opts_json(const struct run_opts *r)
 	json_object_set_new(a, "noise", json_real(r->noise));
 	json_object_set_new(a, "prompt_budget", json_integer(r->prompt_budget));
 	json_object_set_new(a, "no_memcheck", json_boolean(r->no_memcheck));
+	if (r->torch)
+		json_object_set_new(a, "torch", json_true());
 	json_object_set_new(a, "device", json_integer(r->device));
 	json_object_set_new(a, "compile_deadline", json_real(r->compile_deadline));
 	json_object_set_new(a, "eval_deadline", json_real(r->eval_deadline));
@@ -249,9 +252,33 @@ static void print_time(const struct agent_totals *tt, int recorded)
 		       "it, the run does)\n", tt->cut_s);
 }
 
+/* The PyTorch figures of --torch in the closing lines (tj: agent_judge_torch's object). */
+static void print_torch(json_t *tj)
+{
+	double eager = json_number_value(json_object_get(tj, "eager_ms"));
+	double cms = json_number_value(json_object_get(tj, "compile_ms"));
+	const char *e = json_string_value(json_object_get(tj, "error"));
+	const char *ce = json_string_value(json_object_get(tj, "compile_error"));
+	const char *ver = json_string_value(json_object_get(tj, "torch"));
+	if (eager > 0)
+		printf("PyTorch   eager %.4g ms (torch %s): %.2fx\n", eager, ver ? ver : "?",
+		       json_number_value(json_object_get(tj, "speedup_vs_torch")));
+	else
+		printf("PyTorch   no eager figure: %.300s\n", e ? e : "none given");
+	if (cms > 0)
+		printf("PyTorch   torch.compile %.4g ms (%s): %.2fx\n", cms,
+		       json_string_value(json_object_get(tj, "compile_mode")) ?
+		       json_string_value(json_object_get(tj, "compile_mode")) : "?",
+		       json_number_value(json_object_get(tj, "speedup_vs_torch_compile")));
+	else if (eager > 0 || ce)
+		printf("PyTorch   torch.compile failed: %.300s\n", ce ? ce : "no time given");
+	if (e || !(cms > 0))
+		printf("          (the run's result stands; these figures are only a comparison)\n");
+}
+
 static void print_summary(const char *run_dir, const char *task_name, const char *prec,
 			  struct agent *a, struct store *s, const struct llm *m, int builtin, int json,
-			  int quiet, int recorded)
+			  int quiet, int recorded, json_t *torch)
 {
 	const struct agent_totals *tt = agent_totals(a);
 	double accounted = tt->llm_s + tt->compile_s + tt->compile_ahead_s + tt->eval_s + tt->profile_s;
@@ -291,6 +318,8 @@ static void print_summary(const char *run_dir, const char *task_name, const char
 		} else {
 			json_object_set_new(o, "best", json_null());
 		}
+		if (torch)
+			json_object_set(o, "torch", torch);
 		json_object_set_new(o, "tokens_in", json_integer(tt->tokens_in));
 		json_object_set_new(o, "tokens_out", json_integer(tt->tokens_out));
 		json_object_set_new(o, "tokens_cached", json_integer(store_cached_tokens(s)));
@@ -323,6 +352,8 @@ static void print_summary(const char *run_dir, const char *task_name, const char
 	} else {
 		printf("best      no correct kernel\n");
 	}
+	if (torch)
+		print_torch(torch);
 	printf("nodes     %d (%d compiles, %d compile-cache hits, %d evaluations)\n", tt->nodes,
 	       tt->compiles, tt->cache_hits, tt->evals);
 	printf("model     %ld tokens in, %ld out", tt->tokens_in, tt->tokens_out);
@@ -402,6 +433,7 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 
 	char *err = NULL;
 	int rc = EXIT_INTERNAL;
+	json_t *torch = NULL;
 	struct agent *a = agent_new(t, s, m, &o, &err);
 	if (!a) {
 		error("%s", err);
@@ -434,6 +466,18 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 		goto out;
 	}
 	char *ferr = NULL;
+	if (r->torch && agent_totals(a)->best_node > 0 && agent_stop(a) != AGENT_STOP_INTERRUPTED) {
+		torch = agent_judge_torch(a);
+		char *tjs = torch ? json_dumps(torch, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		if (tjs && store_run_set_torch(s, tjs, &ferr)) {
+			error("%s (the PyTorch figures are printed below only)", ferr);
+			free(ferr);
+			ferr = NULL;
+		}
+		free(tjs);
+	} else if (r->torch && !r->quiet && !r->json) {
+		fprintf(stderr, "note: --torch: no correct kernel to compare with PyTorch\n");
+	}
 	if (store_run_finish(s, run_status(agent_stop(a)), agent_stop_message(a),
 			     agent_totals(a)->best_node, &ferr)) {
 		error("%s", ferr);
@@ -441,12 +485,14 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 		goto out;
 	}
 	print_summary(run_dir, task_name, prec, a, s, m, r->builtin, r->json, r->quiet,
-		      r->recorded != NULL);
+		      r->recorded != NULL, torch);
 	if (agent_stop(a) == AGENT_STOP_MODEL_ERROR || agent_stop(a) == AGENT_STOP_ENV_ERROR)
 		error("%s", agent_stop_message(a));
 	rc = exit_code_for(a, agent_stop(a) == AGENT_STOP_MODEL_ERROR ? EXIT_EXTERNAL : 0);
 out:
 	free(err);
+	if (torch)
+		json_decref(torch);
 	agent_free(a);
 	strbuf_release(&msrc);
 	return rc;
@@ -482,6 +528,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *r, struct llm_flag
 		{ "deadline", 0, OPT_DOUBLE_NONNEG, &r->eval_deadline },
 		{ "no-memcheck", 0, OPT_BOOL, &r->no_memcheck },
 		{ "no-docs", 0, OPT_BOOL, &r->no_docs },
+		{ "torch", 0, OPT_BOOL, &r->torch },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
 		opts[n++] = own[i];
@@ -849,6 +896,8 @@ static void restore_opts(struct run_opts *r, const struct run_opts *given, json_
 #undef KEEP_NUM
 	if (!given->no_memcheck && json_is_true(json_object_get(agent, "no_memcheck")))
 		r->no_memcheck = 1;
+	if (!given->torch && json_is_true(json_object_get(agent, "torch")))
+		r->torch = 1;
 }
 
 int cmd_resume(int argc, char **argv)

@@ -121,6 +121,24 @@ static int parse_suite_opts(int argc, char **argv, struct suite_opts *o)
 
 /* ---- summary ---- */
 
+static json_t *fast_p_json(const double *f)
+{
+	json_t *fp = json_object();
+	for (int p = 0; p < SUITE_FAST_P_N; p++) {
+		char k[16];
+		snprintf(k, sizeof(k), "%g", suite_fast_p_thresholds[p]);
+		json_object_set_new(fp, k, json_real(f[p]));
+	}
+	return fp;
+}
+
+static void print_fast_p(const char *label, const double *f)
+{
+	printf("%s", label);
+	for (int p = 0; p < SUITE_FAST_P_N; p++)
+		printf(" p=%g %.0f%%", suite_fast_p_thresholds[p], f[p] * 100);
+}
+
 static void print_summary(struct suite_store *ss, const char *suite_dir, long session,
 			  double wall_s, const struct suite_opts *o, json_t *busy)
 {
@@ -135,12 +153,7 @@ static void print_summary(struct suite_store *ss, const char *suite_dir, long se
 	struct suite_summary s;
 	suite_summarize(rows, n, &s);
 	if (o->json) {
-		json_t *fp = json_object();
-		for (int p = 0; p < SUITE_FAST_P_N; p++) {
-			char k[16];
-			snprintf(k, sizeof(k), "%g", suite_fast_p_thresholds[p]);
-			json_object_set_new(fp, k, json_real(s.fast_p[p]));
-		}
+		json_t *fp = fast_p_json(s.fast_p);
 		json_t *tasks = json_array();
 		for (size_t i = 0; i < n; i++) {
 			const struct suite_task *t = &rows[i];
@@ -153,6 +166,16 @@ static void print_summary(struct suite_store *ss, const char *suite_dir, long se
 				"speedup", t->best_speedup > 0 ? json_real(t->best_speedup) : json_null(),
 				"roofline_fraction", t->best_roof > 0 ? json_real(t->best_roof) : json_null(),
 				"message", t->message));
+			if (t->torch) {
+				json_t *x = json_array_get(tasks, json_array_size(tasks) - 1);
+				json_object_set_new(x, "speedup_vs_torch", t->torch_speedup > 0 ?
+						    json_real(t->torch_speedup) : json_null());
+				json_object_set_new(x, "speedup_vs_torch_compile",
+						    t->compile_speedup > 0 ?
+						    json_real(t->compile_speedup) : json_null());
+				json_object_set_new(x, "torch_error", t->torch_error ?
+						    json_string(t->torch_error) : json_null());
+			}
 		}
 		json_t *j = json_pack("{s:s, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:f, s:o, "
 				      "s:o}", "suite_dir", suite_dir, "session", (json_int_t)session,
@@ -163,6 +186,18 @@ static void print_summary(struct suite_store *ss, const char *suite_dir, long se
 				      "geomean_roofline_fraction",
 				      s.n_roof ? json_real(s.geomean_roof) : json_null(), "wall_s", wall_s,
 				      "workers", busy ? json_incref(busy) : json_array(), "results", tasks);
+		/* --torch: fast_p against PyTorch eager and torch.compile (null when no run was
+		   asked for them) */
+		json_object_set_new(j, "fast_p_vs_torch", s.n_torch ? fast_p_json(s.fast_p_eager)
+								   : json_null());
+		json_object_set_new(j, "fast_p_vs_torch_compile",
+				    s.n_torch ? fast_p_json(s.fast_p_compile) : json_null());
+		json_object_set_new(j, "torch", json_pack(
+			"{s:i, s:i, s:i, s:o, s:o}", "tasks_asked", s.n_torch, "with_eager", s.n_eager,
+			"with_compile", s.n_compile, "geomean_speedup_vs_torch",
+			s.n_eager ? json_real(s.geomean_eager) : json_null(),
+			"geomean_speedup_vs_torch_compile",
+			s.n_compile ? json_real(s.geomean_compile) : json_null()));
 		char *txt = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 		puts(txt);
 		free(txt);
@@ -171,10 +206,16 @@ static void print_summary(struct suite_store *ss, const char *suite_dir, long se
 		printf("suite     %s: %d tasks, %d done (%d with a correct kernel), %d failed, %d "
 		       "not run\n", suite_dir, s.tasks, s.done, s.correct, s.failed,
 		       s.pending + s.running);
-		printf("fast_p   ");
-		for (int p = 0; p < SUITE_FAST_P_N; p++)
-			printf(" p=%g %.0f%%", suite_fast_p_thresholds[p], s.fast_p[p] * 100);
-		printf("\n");
+		print_fast_p("fast_p   ", s.fast_p);
+		printf("  (vs the baseline)\n");
+		if (s.n_torch) {
+			print_fast_p("  eager  ", s.fast_p_eager);
+			printf("  (vs PyTorch eager: %d of %d tasks have the figure)\n", s.n_eager,
+			       s.tasks);
+			print_fast_p("  compile", s.fast_p_compile);
+			printf("  (vs torch.compile: %d of %d tasks have the figure)\n", s.n_compile,
+			       s.tasks);
+		}
 		if (s.n_speedup)
 			printf("geomean   %.3fx the baseline over %d correct tasks", s.geomean_speedup,
 			       s.n_speedup);
@@ -183,6 +224,19 @@ static void print_summary(struct suite_store *ss, const char *suite_dir, long se
 			       s.geomean_roof * 100, s.n_roof);
 		if (s.n_speedup || s.n_roof)
 			printf("\n");
+		if (s.n_eager || s.n_compile) {
+			printf("geomean   ");
+			if (s.n_eager)
+				printf("%.3fx PyTorch eager over %d", s.geomean_eager, s.n_eager);
+			if (s.n_compile)
+				printf("%s%.3fx torch.compile over %d", s.n_eager ? "; " : "",
+				       s.geomean_compile, s.n_compile);
+			printf("\n");
+		}
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].torch_error)
+				printf("torch     %s: %.400s (counted as not fast)\n", rows[i].spec,
+				       rows[i].torch_error);
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(rows[i].status, "failed"))
 				printf("failed    %s after %d attempt%s: %.200s\n", rows[i].spec,

@@ -191,6 +191,38 @@ static void add_status(struct strbuf *out, const struct run_history *h)
 	}
 }
 
+/* `cutegen run --torch`'s figures in a line or two (terminal and Markdown). */
+static void report_torch_text(struct strbuf *out, const struct store_torch *t)
+{
+	strbuf_addstr(out, "PyTorch: ");
+	if (t->speedup_eager > 0) {
+		strbuf_addf(out, "eager %.4g ms, speedup %.3fx", t->eager_ms, t->speedup_eager);
+		if (t->torch[0]) {
+			strbuf_addstr(out, " (torch ");
+			report_text_clean(out, t->torch, 32);
+			strbuf_addstr(out, ")");
+		}
+	} else {
+		strbuf_addstr(out, "no eager figure: ");
+		report_text_clean(out, t->error, CAP_LINE);
+	}
+	if (t->speedup_compile > 0) {
+		strbuf_addf(out, "; torch.compile %.4g ms", t->compile_ms);
+		if (t->compile_mode[0]) {
+			strbuf_addstr(out, " (");
+			report_text_clean(out, t->compile_mode, 32);
+			strbuf_addstr(out, ")");
+		}
+		strbuf_addf(out, ", speedup %.3fx\n", t->speedup_compile);
+	} else if (strcmp(t->compile_error, t->error)) {
+		strbuf_addstr(out, "; torch.compile failed: ");
+		report_text_clean(out, t->compile_error, CAP_LINE);
+		strbuf_addstr(out, "\n");
+	} else {
+		strbuf_addstr(out, "\n");
+	}
+}
+
 void report_show_text(struct strbuf *out, const struct run_history *h)
 {
 	strbuf_addstr(out, "run ");
@@ -235,6 +267,8 @@ void report_show_text(struct strbuf *out, const struct run_history *h)
 	} else {
 		strbuf_addstr(out, "none (no correct kernel)\n");
 	}
+	if (h->torch.asked)
+		report_torch_text(out, &h->torch);
 	strbuf_addf(out, "tokens: %ld in, %ld out; cost $%.4f\n", h->tokens_in, h->tokens_out,
 		    h->cost_usd);
 	double other = h->total_s - h->llm_s - h->compile_s - h->eval_s - h->profile_s;
@@ -501,6 +535,15 @@ void report_run_html(struct strbuf *out, const struct run_history *h)
 	kv_num(&b, "speedup over the baseline", "%.3fx", h->speedup);
 	kv_num(&b, "speedup over cuBLAS", "%.3fx", h->speedup_cublas);
 	kv_num(&b, "speedup over PyTorch", "%.3fx", h->speedup_torch);
+	if (h->torch.asked && h->best_node) {
+		kv_num(&b, "speedup over torch.compile", "%.3fx", h->torch.speedup_compile);
+		if (h->torch.error[0] || h->torch.compile_error[0]) {
+			strbuf_addstr(&b, "<tr><td>PyTorch figures</td><td id=\"torch-error\">");
+			report_html_escape(&b, h->torch.error[0] ? h->torch.error
+								 : h->torch.compile_error, CAP_LINE);
+			strbuf_addstr(&b, "</td></tr>\n");
+		}
+	}
 	kv_num(&b, "fraction of the roofline", "%.3f", h->roofline_fraction);
 	kv_num(&b, "best time (ms)", "%.4g", h->ms);
 	strbuf_addf(&b, "<tr><td>tokens</td><td class=\"num\" id=\"tokens\">%ld in, %ld out</td></tr>\n"
@@ -608,6 +651,10 @@ void report_run_markdown(struct strbuf *out, const struct run_history *h)
 			    "roofline fraction %s\n", h->best, sp, cb, pt, rf);
 	else
 		strbuf_addstr(out, "- best: **no correct kernel**\n");
+	if (h->torch.asked && h->best_node) {
+		strbuf_addstr(out, "- ");
+		report_torch_text(out, &h->torch);
+	}
 	strbuf_addf(out, "- tokens: %ld in, %ld out; cost $%.4f; time %.1f s\n\n", h->tokens_in,
 		    h->tokens_out, h->cost_usd, h->total_s);
 	strbuf_addstr(out, "| node | stage | kind | verdict | outcome | speedup | roofline | change |\n"
@@ -694,6 +741,138 @@ static double *suite_speedups(const struct report_task *t, size_t n)
 	for (size_t i = 0; i < n; i++)
 		sp[i] = t[i].run && t[i].run->best_node ? t[i].run->speedup : -1;
 	return sp;
+}
+
+/* which 0: speedups over PyTorch eager, 1: over torch.compile, from `run --torch` (-1 none:
+ * no correct kernel, or no figure). *asked counts the runs that were asked for them. */
+static double *suite_torch_speedups(const struct report_task *t, size_t n, int which, int *asked,
+				    int *have)
+{
+	double *sp = xcalloc(n ? n : 1, sizeof(double));
+	*asked = *have = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_history *h = t[i].run;
+		sp[i] = -1;
+		if (!h || !h->torch.asked)
+			continue;
+		(*asked)++;
+		double v = which ? h->torch.speedup_compile : h->torch.speedup_eager;
+		if (h->best_node && v > 0) {
+			sp[i] = v;
+			(*have)++;
+		}
+	}
+	return sp;
+}
+
+static const double torch_ps[] = { 0, 0.5, 1, 1.5, 2, 3 };
+
+/* fast_p against the baseline, PyTorch eager and torch.compile (`run --torch`), as Markdown
+ * lines, each over ALL tasks (a task without the figure counts as not fast), with why a
+ * figure is missing. Nothing when no run was asked for them. */
+static void suite_torch_markdown(struct strbuf *out, const struct report_task *t, size_t n)
+{
+	int asked, have[2];
+	double *sp[2];
+	sp[0] = suite_torch_speedups(t, n, 0, &asked, &have[0]);
+	sp[1] = suite_torch_speedups(t, n, 1, &asked, &have[1]);
+	if (asked) {
+		static const char *label[2] = { "PyTorch eager", "torch.compile" };
+		strbuf_addstr(out, "\nfast_p over all tasks (a task without the figure counts as "
+				   "not fast):\n\n| against | tasks with the figure |");
+		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+			strbuf_addf(out, " fast_%g |", torch_ps[p]);
+		strbuf_addstr(out, "\n| --- | ---: |");
+		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+			strbuf_addstr(out, " ---: |");
+		double *base = suite_speedups(t, n);
+		int nb = 0;
+		for (size_t i = 0; i < n; i++)
+			nb += base[i] > 0;
+		strbuf_addf(out, "\n| the baseline | %d of %zu |", nb, n);
+		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+			strbuf_addf(out, " %.2f |", report_fast_p(base, n, torch_ps[p]));
+		free(base);
+		for (int w = 0; w < 2; w++) {
+			strbuf_addf(out, "\n| %s | %d of %zu |", label[w], have[w], n);
+			for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+				strbuf_addf(out, " %.2f |", report_fast_p(sp[w], n, torch_ps[p]));
+		}
+		strbuf_addstr(out, "\n");
+		for (size_t i = 0; i < n; i++) {
+			const struct run_history *h = t[i].run;
+			if (!h || !h->torch.asked || !h->best_node ||
+			    (h->torch.speedup_eager > 0 && h->torch.speedup_compile > 0))
+				continue;
+			strbuf_addstr(out, "\n- `");
+			report_text_clean(out, h->run.task_name, 200);
+			strbuf_addstr(out, "`: ");
+			report_text_clean(out, h->torch.speedup_eager > 0 ? "torch.compile failed: "
+									 : "no PyTorch figure: ", 40);
+			report_text_clean(out, h->torch.speedup_eager > 0 ? h->torch.compile_error
+									 : h->torch.error, 640);
+			strbuf_addstr(out, " (counted as not fast)");
+		}
+		strbuf_addstr(out, "\n");
+	}
+	free(sp[0]);
+	free(sp[1]);
+}
+
+/* The same as an HTML table (id "fastp-torch") and a list (id "torch-errors"). */
+static void suite_torch_html(struct strbuf *out, const struct report_task *t, size_t n)
+{
+	int asked, have[2];
+	double *sp[2];
+	sp[0] = suite_torch_speedups(t, n, 0, &asked, &have[0]);
+	sp[1] = suite_torch_speedups(t, n, 1, &asked, &have[1]);
+	if (asked) {
+		static const char *label[2] = { "PyTorch eager", "torch.compile" };
+		static const char *key[2] = { "eager", "compile" };
+		strbuf_addstr(out, "<h2>fast_p against PyTorch</h2>\n<p>Over all tasks: a task "
+			      "without the figure (no torch, torch.compile failed) counts as not "
+			      "fast.</p>\n<table id=\"fastp-torch\">\n<tr><th>against</th>"
+			      "<th>tasks with the figure</th>");
+		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+			strbuf_addf(out, "<th>fast_%g</th>", torch_ps[p]);
+		strbuf_addstr(out, "</tr>\n");
+		double *base = suite_speedups(t, n);
+		int nb = 0;
+		for (size_t i = 0; i < n; i++)
+			nb += base[i] > 0;
+		strbuf_addf(out, "<tr data-against=\"baseline\"><td>the baseline</td>"
+			    "<td class=\"num\">%d of %zu</td>", nb, n);
+		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+			strbuf_addf(out, "<td class=\"num\">%.2f</td>",
+				    report_fast_p(base, n, torch_ps[p]));
+		free(base);
+		strbuf_addstr(out, "</tr>\n");
+		for (int w = 0; w < 2; w++) {
+			strbuf_addf(out, "<tr data-against=\"%s\"><td>%s</td><td class=\"num\">%d of "
+				    "%zu</td>", key[w], label[w], have[w], n);
+			for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+				strbuf_addf(out, "<td class=\"num\">%.2f</td>",
+					    report_fast_p(sp[w], n, torch_ps[p]));
+			strbuf_addstr(out, "</tr>\n");
+		}
+		strbuf_addstr(out, "</table>\n<ul id=\"torch-errors\">\n");
+		for (size_t i = 0; i < n; i++) {
+			const struct run_history *h = t[i].run;
+			if (!h || !h->torch.asked || !h->best_node ||
+			    (h->torch.speedup_eager > 0 && h->torch.speedup_compile > 0))
+				continue;
+			strbuf_addstr(out, "<li>");
+			report_html_escape(out, h->run.task_name, 200);
+			strbuf_addstr(out, h->torch.speedup_eager > 0 ? ": torch.compile failed: "
+								      : ": no PyTorch figure: ");
+			report_html_escape(out, h->torch.speedup_eager > 0 ? h->torch.compile_error
+									 : h->torch.error, 640);
+			strbuf_addstr(out, " (counted as not fast)</li>\n");
+		}
+		strbuf_addstr(out, "</ul>\n");
+	}
+	free(sp[0]);
+	free(sp[1]);
 }
 
 void report_task_why(struct strbuf *out, const struct report_task *t)
@@ -801,6 +980,7 @@ void report_suite_html(struct strbuf *out, const char *suite_dir, const struct r
 		      "than p times as fast as the baseline (fast_0 = share correct).</p>\n");
 	chart_fast_p(&b, sp, n);
 	free(sp);
+	suite_torch_html(&b, t, n);
 	struct strbuf title = STRBUF_INIT;
 	strbuf_addf(&title, "cutegen suite: %s", suite_dir);
 	fill_skeleton(out, title.buf, b.buf);
@@ -847,5 +1027,6 @@ void report_suite_markdown(struct strbuf *out, const char *suite_dir,
 	strbuf_addf(out, "\ngeometric mean speedup: %s; fast_0 %.2f, fast_1 %.2f, fast_2 %.2f\n", g,
 		    report_fast_p(sp, n, 0), report_fast_p(sp, n, 1), report_fast_p(sp, n, 2));
 	free(sp);
+	suite_torch_markdown(out, t, n);
 	strbuf_release(&why);
 }

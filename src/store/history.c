@@ -118,6 +118,9 @@ int history_load(struct run_history *h, const char *run_dir, char **err)
 			if (h->nodes[i].id == h->profile_node)
 				h->profile = store_get_blob(s, h->nodes[i].profile_sha, NULL);
 	read_report(h);
+	store_torch_parse(h->run.torch_json, &h->torch);
+	if (h->torch.asked)
+		h->speedup_torch = h->best_node ? h->torch.speedup_eager : -1;
 	rc = 0;
 out:
 	store_close(s);
@@ -196,6 +199,10 @@ json_t *history_to_json(const struct run_history *h)
 	json_object_set_new(o, "resumes", json_integer(h->run.resumes));
 	json_object_set_new(o, "schema_version", json_integer(h->schema_version));
 	json_object_set_new(o, "best", best ? best : json_null());
+	json_t *tj = h->run.torch_json ? json_loads(h->run.torch_json, 0, NULL) : NULL;
+	json_object_set_new(o, "torch", json_is_object(tj) ? tj : json_null());
+	if (tj && !json_is_object(tj))
+		json_decref(tj);
 	json_object_set_new(o, "totals", totals ? totals : json_null());
 	json_object_set_new(o, "nodes", nodes);
 	return o;

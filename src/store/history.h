@@ -37,6 +37,10 @@ struct run_history {
 	long profile_node;         /* the node it was stored with */
 	/* the best node's report */
 	double speedup, speedup_cublas, speedup_torch, roofline_fraction, ms; /* < 0 unknown */
+	/* `cutegen run --torch`: the best kernel judged against PyTorch eager and torch.compile
+	 * (run.torch_json read back; torch.asked 0 when the run was not asked). With it,
+	 * speedup_torch is its eager figure. */
+	struct store_torch torch;
 	/* totals over the nodes, and the run's nodes cut short (run.cut_*) */
 	long tokens_in, tokens_out, passed;
 	double cost_usd, llm_s, compile_s, eval_s, profile_s, total_s;

@@ -11,6 +11,7 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE runs ADD COLUMN cut_compile_s REAL NOT NULL DEFAULT 0;\n"
 	"ALTER TABLE runs ADD COLUMN cut_eval_s REAL NOT NULL DEFAULT 0;\n"
 	"ALTER TABLE runs ADD COLUMN cut_compiles INTEGER NOT NULL DEFAULT 0;\n",
+	/* 4 -> 5: the best kernel judged once more against PyTorch eager and torch.compile
+	 * (`cutegen run --torch`): the figures as one JSON object, NULL when not asked */
+	"ALTER TABLE runs ADD COLUMN torch_json TEXT;\n",
 };
 
 static double wall_now(void)
@@ -355,6 +359,7 @@ void store_run_release(struct store_run *r)
 	free(r->status);
 	free(r->stop_reason);
 	free(r->cutegen_version);
+	free(r->torch_json);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -382,8 +387,8 @@ int store_run_get(struct store *s, struct store_run *out, char **err)
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(s->db, "SELECT task_name, task_json, config_json, budgets_json, status, "
 				      "stop_reason, cutegen_version, started, finished, best_node, resumes, "
-				      "cut_s, cut_llm_s, cut_compile_s, cut_eval_s, cut_compiles "
-				      "FROM runs WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+				      "cut_s, cut_llm_s, cut_compile_s, cut_eval_s, cut_compiles, "
+				      "torch_json FROM runs WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "cannot read the run");
 	int rc = -1;
 	if (sqlite3_step(st) == SQLITE_ROW) {
@@ -403,10 +408,65 @@ int store_run_get(struct store *s, struct store_run *out, char **err)
 		out->cut_compile_s = sqlite3_column_double(st, 13);
 		out->cut_eval_s = sqlite3_column_double(st, 14);
 		out->cut_compiles = sqlite3_column_int(st, 15);
+		out->torch_json = col_text(st, 16);
 		rc = 0;
 	} else {
 		*err = xasprintf("run store '%s' holds no run", s->path);
 	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static double jnum_or(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : -1;
+}
+
+void store_torch_parse(const char *torch_json, struct store_torch *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->ms = t->eager_ms = t->compile_ms = t->speedup_eager = t->speedup_compile = -1;
+	if (!torch_json)
+		return;
+	t->asked = 1;
+	json_t *o = json_loads(torch_json, 0, NULL);
+	if (!json_is_object(o)) {
+		snprintf(t->error, sizeof(t->error), "the stored PyTorch figures are damaged");
+		snprintf(t->compile_error, sizeof(t->compile_error), "%s", t->error);
+		json_decref(o);
+		return;
+	}
+	t->ms = jnum_or(o, "ms");
+	t->eager_ms = jnum_or(o, "eager_ms");
+	t->compile_ms = jnum_or(o, "compile_ms");
+	t->speedup_eager = jnum_or(o, "speedup_vs_torch");
+	t->speedup_compile = jnum_or(o, "speedup_vs_torch_compile");
+	const char *v;
+#define STR(field, key) \
+	if ((v = json_string_value(json_object_get(o, key)))) \
+		snprintf(t->field, sizeof(t->field), "%s", v)
+	STR(torch, "torch");
+	STR(compile_mode, "compile_mode");
+	STR(error, "error");
+	STR(compile_error, "compile_error");
+#undef STR
+	if (t->speedup_eager < 0 && !t->error[0])
+		snprintf(t->error, sizeof(t->error), "no eager figure");
+	if (t->speedup_compile < 0 && !t->compile_error[0])
+		snprintf(t->compile_error, sizeof(t->compile_error), "%s",
+			 t->error[0] ? t->error : "no torch.compile figure");
+	json_decref(o);
+}
+
+int store_run_set_torch(struct store *s, const char *torch_json, char **err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET torch_json = ? WHERE id = 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return fail(s, err, "cannot record the PyTorch figures");
+	bind_text(st, 1, torch_json);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, err, "cannot record the PyTorch figures");
 	sqlite3_finalize(st);
 	return rc;
 }

@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 /* The schema this build writes; older databases are migrated on open, newer ones refused. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 enum { STORE_CREATE = 1, STORE_EXISTING = 2 };
 
@@ -57,6 +57,11 @@ struct store_run {
 	 * all, of the model, of compiling (ahead and its own) and of evaluating; compiles made */
 	double cut_s, cut_llm_s, cut_compile_s, cut_eval_s;
 	int cut_compiles;
+	/* `cutegen run --torch`: the best kernel judged against PyTorch eager and torch.compile,
+	 * as JSON ({"node", "ms", "eager_ms", "compile_ms", "compile_mode", "torch",
+	 * "speedup_vs_torch", "speedup_vs_torch_compile", "error", "compile_error"}: docs/store.md);
+	 * NULL when the run was not asked for them (or has not ended yet) */
+	char *torch_json;
 };
 
 void store_run_release(struct store_run *r);
@@ -64,6 +69,17 @@ void store_run_release(struct store_run *r);
 /* Writes the run row (status "running"). */
 int store_run_begin(struct store *s, const struct store_run *r, char **err);
 int store_run_get(struct store *s, struct store_run *out, char **err);
+/* The PyTorch figures of torch_json read back (a transparent value; no heap). Numbers < 0 are
+ * unknown; asked is 0 when torch_json is NULL; error says why there is no eager figure,
+ * compile_error why there is no torch.compile one ("" when there is). */
+struct store_torch {
+	int asked;
+	double ms, eager_ms, compile_ms, speedup_eager, speedup_compile;
+	char torch[32], compile_mode[32], error[640], compile_error[640];
+};
+void store_torch_parse(const char *torch_json, struct store_torch *t);
+/* Stores the run's PyTorch figures (torch_json above; NULL clears them). */
+int store_run_set_torch(struct store *s, const char *torch_json, char **err);
 /* Sets status "running" again, counts a resume, and replaces the budgets (NULL = keep). */
 int store_run_resumed(struct store *s, const char *budgets_json, char **err);
 /* The time of a node cut short (stopped by an environment error before it was stored). */

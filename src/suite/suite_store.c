@@ -35,7 +35,9 @@ static const char schema[] =
 	" wall_s REAL NOT NULL DEFAULT 0, started REAL NOT NULL DEFAULT 0,"
 	" finished REAL NOT NULL DEFAULT 0, correct INTEGER NOT NULL DEFAULT 0,"
 	" best_ms REAL NOT NULL DEFAULT -1, best_speedup REAL NOT NULL DEFAULT -1,"
-	" best_roof REAL NOT NULL DEFAULT -1, message TEXT);"
+	" best_roof REAL NOT NULL DEFAULT -1, message TEXT, torch INTEGER NOT NULL DEFAULT 0,"
+	" torch_speedup REAL NOT NULL DEFAULT -1, compile_speedup REAL NOT NULL DEFAULT -1,"
+	" torch_error TEXT);"
 	"CREATE TABLE IF NOT EXISTS sessions (id INTEGER PRIMARY KEY, mode TEXT, started REAL,"
 	" wall_s REAL NOT NULL DEFAULT 0);"
 	"CREATE TABLE IF NOT EXISTS workers (session INTEGER NOT NULL, worker TEXT NOT NULL,"
@@ -62,6 +64,7 @@ void suite_task_init(struct suite_task *t)
 	t->gpu = -1;
 	t->exit_code = -1;
 	t->best_ms = t->best_speedup = t->best_roof = -1;
+	t->torch_speedup = t->compile_speedup = -1;
 }
 
 void suite_task_release(struct suite_task *t)
@@ -71,6 +74,7 @@ void suite_task_release(struct suite_task *t)
 	free(t->status);
 	free(t->worker);
 	free(t->message);
+	free(t->torch_error);
 	long id = t->id;
 	suite_task_init(t);
 	t->id = id;
@@ -101,6 +105,24 @@ struct suite_store *suite_open(const char *suite_dir, char **err)
 		suite_close(ss);
 		return NULL;
 	}
+	/* a suite.db from before `--torch` figures: their columns added (the rows keep theirs) */
+	sqlite3_stmt *probe = NULL;
+	if (sqlite3_prepare_v2(ss->db, "SELECT torch_error FROM tasks LIMIT 0", -1, &probe, NULL) !=
+	    SQLITE_OK &&
+	    sqlite3_exec(ss->db, "BEGIN;"
+			 "ALTER TABLE tasks ADD COLUMN torch INTEGER NOT NULL DEFAULT 0;"
+			 "ALTER TABLE tasks ADD COLUMN torch_speedup REAL NOT NULL DEFAULT -1;"
+			 "ALTER TABLE tasks ADD COLUMN compile_speedup REAL NOT NULL DEFAULT -1;"
+			 "ALTER TABLE tasks ADD COLUMN torch_error TEXT; COMMIT;", NULL, NULL,
+			 &msg) != SQLITE_OK) {
+		*err = xasprintf("suite store '%s': cannot add the PyTorch columns: %s", ss->path,
+				 msg ? msg : sqlite3_errmsg(ss->db));
+		sqlite3_free(msg);
+		sqlite3_finalize(probe);
+		suite_close(ss);
+		return NULL;
+	}
+	sqlite3_finalize(probe);
 	return ss;
 }
 
@@ -208,7 +230,8 @@ int suite_rows(struct suite_store *ss, struct suite_task **out, size_t *n, char 
 	*n = 0;
 	sqlite3_stmt *st = prep(ss, "SELECT id, spec, run_dir, status, attempts, worker, gpu, "
 				"exit_code, wall_s, started, finished, correct, best_ms, best_speedup, "
-				"best_roof, message FROM tasks ORDER BY id", err);
+				"best_roof, message, torch, torch_speedup, compile_speedup, torch_error FROM tasks "
+				"ORDER BY id", err);
 	if (!st)
 		return -1;
 	size_t alloc = 0;
@@ -233,6 +256,10 @@ int suite_rows(struct suite_store *ss, struct suite_task **out, size_t *n, char 
 		t->best_speedup = sqlite3_column_double(st, 13);
 		t->best_roof = sqlite3_column_double(st, 14);
 		t->message = col_str(st, 15);
+		t->torch = sqlite3_column_int(st, 16);
+		t->torch_speedup = sqlite3_column_double(st, 17);
+		t->compile_speedup = sqlite3_column_double(st, 18);
+		t->torch_error = col_str(st, 19);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -317,7 +344,8 @@ int suite_task_finish(struct suite_store *ss, const struct suite_task *t, char *
 	sqlite3_stmt *st = prep(ss, "UPDATE tasks SET status = ?, exit_code = ?, wall_s = ?, "
 				"finished = ?, correct = ?, best_ms = ?, best_speedup = ?, "
 				"best_roof = ?, message = ?, worker = coalesce(?, worker), "
-				"started = CASE WHEN ? > 0 THEN ? ELSE started END WHERE id = ?", err);
+				"started = CASE WHEN ? > 0 THEN ? ELSE started END, torch = ?, "
+				"torch_speedup = ?, compile_speedup = ?, torch_error = ? WHERE id = ?", err);
 	if (!st)
 		return -1;
 	bind_text(st, 1, t->status ? t->status : "failed");
@@ -332,7 +360,11 @@ int suite_task_finish(struct suite_store *ss, const struct suite_task *t, char *
 	bind_text(st, 10, t->worker);
 	sqlite3_bind_double(st, 11, t->started);
 	sqlite3_bind_double(st, 12, t->started);
-	sqlite3_bind_int64(st, 13, t->id);
+	sqlite3_bind_int(st, 13, t->torch);
+	sqlite3_bind_double(st, 14, t->torch_speedup);
+	sqlite3_bind_double(st, 15, t->compile_speedup);
+	bind_text(st, 16, t->torch_error);
+	sqlite3_bind_int64(st, 17, t->id);
 	return run_stmt(ss, st, "cannot finish a task", err);
 }
 
@@ -402,6 +434,17 @@ int suite_read_run(const char *run_dir, struct suite_task *t, char **err)
 			t->best_speedup = nodes[i].speedup;
 			t->best_roof = nodes[i].roofline_fraction;
 		}
+	struct store_torch tf;
+	store_torch_parse(run.torch_json, &tf);
+	t->torch = tf.asked;
+	t->torch_speedup = t->correct ? tf.speedup_eager : -1;
+	t->compile_speedup = t->correct ? tf.speedup_compile : -1;
+	free(t->torch_error);
+	t->torch_error = NULL;
+	if (tf.asked && t->correct && tf.speedup_eager < 0)
+		t->torch_error = xasprintf("PyTorch eager: %s", tf.error);
+	else if (tf.asked && t->correct && tf.speedup_compile < 0)
+		t->torch_error = xasprintf("torch.compile: %s", tf.compile_error);
 	if (!t->message && run.stop_reason)
 		t->message = xstrdup(run.stop_reason);
 	rc = 0;
@@ -422,12 +465,14 @@ int suite_result_write(const char *suite_dir, const struct suite_task *t, char *
 	char *dir = xasprintf("%s/results", suite_dir);
 	char *path = result_path(suite_dir, t->id);
 	json_t *o = json_pack("{s:I, s:s?, s:s, s:i, s:s?, s:i, s:f, s:f, s:f, s:b, s:f, s:f, s:f, "
-			      "s:s?}", "id", (json_int_t)t->id, "spec", t->spec, "status",
+			      "s:s?, s:b, s:f, s:f, s:s?}", "id", (json_int_t)t->id, "spec", t->spec, "status",
 			      t->status ? t->status : "failed", "exit_code", t->exit_code,
 			      "worker", t->worker, "gpu", t->gpu, "wall_s", t->wall_s, "started",
 			      t->started, "finished", t->finished, "correct", t->correct,
 			      "best_ms", t->best_ms, "best_speedup", t->best_speedup, "best_roof",
-			      t->best_roof, "message", t->message);
+			      t->best_roof, "message", t->message, "torch", t->torch, "torch_speedup",
+			      t->torch_speedup, "compile_speedup", t->compile_speedup, "torch_error",
+			      t->torch_error);
 	char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	int rc = -1;
 	if (!txt) {
@@ -498,6 +543,10 @@ int suite_result_read(const char *suite_dir, long id, struct suite_task *t, char
 	t->best_ms = jnum(o, "best_ms", -1);
 	t->best_speedup = jnum(o, "best_speedup", -1);
 	t->best_roof = jnum(o, "best_roof", -1);
+	t->torch = json_is_true(json_object_get(o, "torch"));
+	t->torch_speedup = jnum(o, "torch_speedup", -1);
+	t->compile_speedup = jnum(o, "compile_speedup", -1);
+	t->torch_error = jstrdup(o, "torch_error", 4096);
 	rc = 0;
 out:
 	if (o)
@@ -510,8 +559,9 @@ out:
 void suite_summarize(const struct suite_task *t, size_t n, struct suite_summary *s)
 {
 	memset(s, 0, sizeof(*s));
-	double log_sp = 0, log_roof = 0;
-	int fast[SUITE_FAST_P_N] = { 0 };
+	double log_sp = 0, log_roof = 0, log_eager = 0, log_compile = 0;
+	int fast[SUITE_FAST_P_N] = { 0 }, fast_eager[SUITE_FAST_P_N] = { 0 },
+	    fast_compile[SUITE_FAST_P_N] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		s->tasks++;
 		const char *st = t[i].status ? t[i].status : "";
@@ -523,9 +573,24 @@ void suite_summarize(const struct suite_task *t, size_t n, struct suite_summary 
 			s->running++;
 		else
 			s->pending++;
+		s->n_torch += t[i].torch;
 		if (strcmp(st, "done") || !t[i].correct)
 			continue;
 		s->correct++;
+		/* against PyTorch: only a figure counts (p = 0 too: correct and compared) */
+		double se = t[i].torch_speedup, sc = t[i].compile_speedup;
+		for (int p = 0; p < SUITE_FAST_P_N; p++) {
+			fast_eager[p] += se > 0 && se > suite_fast_p_thresholds[p];
+			fast_compile[p] += sc > 0 && sc > suite_fast_p_thresholds[p];
+		}
+		if (se > 0) {
+			log_eager += log(se);
+			s->n_eager++;
+		}
+		if (sc > 0) {
+			log_compile += log(sc);
+			s->n_compile++;
+		}
 		double sp = t[i].best_speedup;
 		for (int p = 0; p < SUITE_FAST_P_N; p++)
 			if (p == 0 || sp > suite_fast_p_thresholds[p])
@@ -539,8 +604,13 @@ void suite_summarize(const struct suite_task *t, size_t n, struct suite_summary 
 			s->n_roof++;
 		}
 	}
-	for (int p = 0; p < SUITE_FAST_P_N; p++)
+	for (int p = 0; p < SUITE_FAST_P_N; p++) {
 		s->fast_p[p] = s->tasks ? (double)fast[p] / s->tasks : 0;
+		s->fast_p_eager[p] = s->tasks ? (double)fast_eager[p] / s->tasks : 0;
+		s->fast_p_compile[p] = s->tasks ? (double)fast_compile[p] / s->tasks : 0;
+	}
+	s->geomean_eager = s->n_eager ? exp(log_eager / s->n_eager) : 0;
+	s->geomean_compile = s->n_compile ? exp(log_compile / s->n_compile) : 0;
 	s->geomean_speedup = s->n_speedup ? exp(log_sp / s->n_speedup) : 0;
 	s->geomean_roof = s->n_roof ? exp(log_roof / s->n_roof) : 0;
 }

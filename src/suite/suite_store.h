@@ -39,6 +39,12 @@ struct suite_task {
 	double wall_s, started, finished; /* started/finished: unix seconds, 0 = not yet */
 	int correct;        /* the run stored a verified kernel */
 	double best_ms, best_speedup, best_roof; /* of the best kernel; < 0 unknown */
+	/* `cutegen run --torch` (a run flag the suite passes on): torch = the run was asked for
+	 * the PyTorch figures; its best kernel's speedup over PyTorch eager and over
+	 * torch.compile (< 0 none), and why one is missing (no torch, torch.compile failed) */
+	int torch;
+	double torch_speedup, compile_speedup;
+	char *torch_error;
 	char *message;      /* why it failed, or the run's stop reason */
 };
 
@@ -87,7 +93,7 @@ int suite_session_end(struct suite_store *ss, long session, double wall_s, char 
 
 /*
  * Reads the run directory's store (RUN_DIR/run.db) into t: correct, best_ms, best_speedup,
- * best_roof and, when t->message is NULL, the run's stop reason. -1 when there is no run
+ * best_roof, the PyTorch figures (torch, torch_speedup, compile_speedup, torch_error) and, when t->message is NULL, the run's stop reason. -1 when there is no run
  * store (the run died before creating it).
  */
 int suite_read_run(const char *run_dir, struct suite_task *t, char **err);
@@ -109,6 +115,12 @@ struct suite_summary {
 	double geomean_speedup;     /* over correct tasks with a speedup; 0 when none */
 	double geomean_roof;        /* over correct tasks with a roofline fraction; 0 when none */
 	int n_speedup, n_roof;
+	/* `--torch`: the same share against PyTorch eager and against torch.compile, each over
+	 * ALL tasks (a task without the figure counts as not fast; p = 0: correct with the
+	 * figure); n_torch tasks were asked for the figures, n_eager / n_compile have them */
+	double fast_p_eager[SUITE_FAST_P_N], fast_p_compile[SUITE_FAST_P_N];
+	double geomean_eager, geomean_compile; /* over the tasks with the figure; 0 when none */
+	int n_torch, n_eager, n_compile;
 };
 
 void suite_summarize(const struct suite_task *t, size_t n, struct suite_summary *s);
