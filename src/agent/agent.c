@@ -676,10 +676,11 @@ static void maybe_profile(struct agent *a, struct store_node *n)
 	int r = NCU_E_SETUP;
 	if (so && module_only(a)) {
 		/* a module: ncu runs the runner on cases its reference process prepares. The kept
-		 * session lets its cases go first: two references' cases beside the runner's do not
-		 * fit the GPU at KernelBench sizes; the next candidate prepares afresh */
-		reference_keep_drop(&a->ref_keep);
+		 * session lets its cases go just before (when ncu is there and its cache misses):
+		 * two references' cases beside the runner's do not fit the GPU at KernelBench
+		 * sizes; the next candidate prepares afresh */
 		struct ncu_opts no = NCU_OPTS_INIT;
+		no.drop_first = &a->ref_keep;
 		struct ncu_result nr = NCU_RESULT_INIT;
 		no.module = a->o.module;
 		no.device = a->o.eval.device;
@@ -1485,8 +1486,14 @@ int agent_run(struct agent *a, char **err)
 		emit(a, AGENT_EV_STAGE, t, NULL);
 		free(t);
 	}
+	int rc = 0;
 	while (budget_left(a))
-		if (run_node(a, err))
-			return -1;
-	return 0;
+		if (run_node(a, err)) {
+			rc = -1;
+			break;
+		}
+	/* the loop is over: the kept reference ends here, while the caller's signal handlers
+	 * (a second ^C kills it, reference_kill_all) are still in place */
+	reference_keep_drop(&a->ref_keep);
+	return rc;
 }
