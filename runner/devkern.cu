@@ -17,6 +17,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1169,6 +1170,58 @@ extern "C" int dk_bytes_differ(const void *a, const void *b, size_t n, unsigned 
 	return e ? (int)e : (int)cudaGetLastError();
 }
 
+/* splitmix64's finalizer: a bijection of 64-bit words */
+__device__ __forceinline__ unsigned long long hash_mix(unsigned long long z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+#define HASH_POS 0x9e3779b97f4a7c15ull /* odd: the byte offset's weight */
+
+/* The sum (mod 2^64) of hash_mix(value + offset * HASH_POS) over the 32-bit words of the body
+ * and the single bytes of the head and tail; block 0's thread 0 takes the bytes. */
+__global__ void hash_kernel(const unsigned char *p, int64_t head, const unsigned int *w, int64_t nw,
+			    int64_t n, unsigned long long *out)
+{
+	unsigned long long local = 0;
+	GRID_STRIDE(i, nw)
+		local += hash_mix((unsigned long long)w[i] + (unsigned long long)(head + 4 * i) * HASH_POS);
+	if (blockIdx.x == 0 && threadIdx.x == 0) {
+		for (int64_t i = 0; i < head; i++)
+			local += hash_mix((unsigned long long)p[i] + (unsigned long long)i * HASH_POS);
+		for (int64_t i = head + 4 * nw; i < n; i++)
+			local += hash_mix((unsigned long long)p[i] + (unsigned long long)i * HASH_POS);
+	}
+	for (int o = 16; o > 0; o /= 2)
+		local += __shfl_down_sync(0xffffffffu, local, o);
+	if ((threadIdx.x & 31) == 0 && local)
+		atomicAdd(out, local);
+}
+
+extern "C" int dk_hash(const void *p, size_t n, unsigned long long *h, void *scratch, void *stream)
+{
+	cudaStream_t s = (cudaStream_t)stream;
+	unsigned long long *d = (unsigned long long *)scratch;
+	const unsigned char *b = (const unsigned char *)p;
+	int64_t head = (int64_t)((4 - ((uintptr_t)b & 3)) & 3);
+	if (head > (int64_t)n)
+		head = (int64_t)n;
+	int64_t nw = ((int64_t)n - head) / 4;
+	cudaError_t e = cudaMemsetAsync(d, 0, sizeof(*d), s);
+	if (!e && n)
+		hash_kernel<<<grid_for(nw), 256, 0, s>>>(b, head, (const unsigned int *)(b + head), nw,
+							 (int64_t)n, d);
+	if (!e)
+		e = cudaGetLastError();
+	if (!e)
+		e = cudaMemcpyAsync(h, d, sizeof(*d), cudaMemcpyDeviceToHost, s);
+	if (!e)
+		e = cudaStreamSynchronize(s);
+	return (int)e;
+}
+
 extern "C" int dk_preload(void)
 {
 	struct cudaFuncAttributes a;
@@ -1179,6 +1232,7 @@ extern "C" int dk_preload(void)
 		(const void *)poison32, (const void *)poison16, (const void *)poison64,
 		(const void *)msum_kernel, (const void *)mcompare_kernel, (const void *)mworst_kernel,
 		(const void *)mworst_values_kernel, (const void *)bytes_differ_kernel,
+		(const void *)hash_kernel,
 		(const void *)verify_kernel<float>, (const void *)verify_kernel<__half>,
 		(const void *)verify_kernel<__nv_bfloat16>, (const void *)verify_kernel<__nv_fp8_e4m3>,
 		(const void *)fill_kernel<float>, (const void *)fill_kernel<__half>,

@@ -182,6 +182,12 @@ int dk_module_compare(const struct dk_mcompare *c, struct dk_stats *st, struct d
 int dk_bytes_differ(const void *a, const void *b, size_t n, unsigned long long *diff, void *scratch,
 		    void *stream);
 
+/* A 64-bit hash of n bytes at p into *h: the sum mod 2^64 of a bijective mix of each 32-bit
+ * word (single bytes at an unaligned head and the tail) plus its byte offset times an odd
+ * constant, so one changed word changes it; the same bytes at the same alignment give the same
+ * hash on every run. scratch: dk_scratch_bytes(). Synchronizes the stream. */
+int dk_hash(const void *p, size_t n, unsigned long long *h, void *scratch, void *stream);
+
 /* The fp32 FMA rate of an FMA loop on every SM (TFLOP/s, best of three runs): the measured
  * fp32 SIMT peak. Synchronizes the stream. */
 int dk_fma_rate(int sms, double *tflops, void *stream);

@@ -95,6 +95,18 @@ struct timing {
 	double median_ms, p10_ms, p90_ms, min_ms, mean_ms;
 };
 
+/* The opened IPC allocations: one cudaIpcOpenMemHandle per distinct handle (a handle opened
+ * twice in one process fails, and tensors of one case, or the parameters every case shares,
+ * often lie in one allocation of PyTorch's caching allocator). [lo, hi) is the byte range of it
+ * the run file's tensors cover: what the integrity hash reads (the allocation's own size is
+ * not known to the runtime API). */
+struct ipc_open {
+	unsigned char h[MRUN_IPC_BYTES];
+	char *base;
+	uint64_t lo, hi;
+	unsigned long long hash_before;
+};
+
 struct ctx {
 	struct task *t;
 	const char *task_path, *kernel_path;
@@ -121,6 +133,10 @@ struct ctx {
 		int *have_stats;
 	} *mcases;
 	int cur_case;
+	struct ipc_open *ipc;      /* the opened allocations (nipc), kept for the hashes */
+	int nipc;
+	int hashed;                /* hash_before is set in each: the candidate is judged against
+				      tensors hashed before it was loaded */
 
 	void *so;
 	cutegen_launch_fn launch;
@@ -894,13 +910,6 @@ static int check_once(struct ctx *c, enum dist dist, int seed, const char *label
 
 /* ---- module tasks: the reference process's cases ------------------------------------------ */
 
-/* The opened IPC allocations: one cudaIpcOpenMemHandle per distinct handle (a handle opened
- * twice in one process fails, and tensors of one case, or the parameters every case shares,
- * often lie in one allocation of PyTorch's caching allocator). */
-struct ipc_open {
-	unsigned char h[MRUN_IPC_BYTES];
-	char *base;
-};
 
 static void *module_open(struct ctx *c, struct ipc_open *tab, int *n, int cap, const struct mrun_handle *h,
 			 const char *what)
@@ -909,8 +918,13 @@ static void *module_open(struct ctx *c, struct ipc_open *tab, int *n, int cap, c
 	if (!h->bytes)
 		return &nothing;
 	for (int i = 0; i < *n; i++)
-		if (!memcmp(tab[i].h, h->ipc, MRUN_IPC_BYTES))
+		if (!memcmp(tab[i].h, h->ipc, MRUN_IPC_BYTES)) {
+			if ((uint64_t)h->offset < tab[i].lo)
+				tab[i].lo = (uint64_t)h->offset;
+			if ((uint64_t)h->offset + (uint64_t)h->bytes > tab[i].hi)
+				tab[i].hi = (uint64_t)h->offset + (uint64_t)h->bytes;
 			return tab[i].base + h->offset;
+		}
 	if (*n >= cap) {
 		fail(c, VERDICT_RUNNER_ERROR, "the module-run file holds more than %d distinct IPC handles", cap);
 		return NULL;
@@ -928,6 +942,8 @@ static void *module_open(struct ctx *c, struct ipc_open *tab, int *n, int cap, c
 	}
 	memcpy(tab[*n].h, h->ipc, MRUN_IPC_BYTES);
 	tab[*n].base = (char *)p;
+	tab[*n].lo = (uint64_t)h->offset;
+	tab[*n].hi = (uint64_t)h->offset + (uint64_t)h->bytes;
 	(*n)++;
 	return (char *)p + h->offset;
 }
@@ -1037,8 +1053,63 @@ static int module_setup(struct ctx *c)
 	}
 	rc = 0;
 out:
-	free(tab);
+	c->ipc = tab; /* kept: the integrity hash reads them */
+	c->nipc = n;
 	return rc;
+}
+
+static json_t *hash_json(unsigned long long h)
+{
+	return json_sprintf("%016llx", h);
+}
+
+/* Hashes every opened IPC allocation (the range the tensors cover). Before the candidate is
+ * loaded (after: 0) the hashes are kept; after its last call they are compared, and the report
+ * gets module.reference_intact and module.reference_hashes. The reference process keeps these
+ * tensors for later candidates (docs/evaluation.md, "Module tasks"), so a candidate that wrote
+ * them through the mappings fails, and the evaluator lets the session go. 0, or -1 with the
+ * verdict set (before) or the report saying why the hash could not be taken (after). */
+static int module_hash(struct ctx *c, int after)
+{
+	json_t *mod = json_object_get(c->report, "module");
+	json_t *list = after ? json_array() : NULL;
+	int changed = 0;
+	for (int i = 0; i < c->nipc; i++) {
+		struct ipc_open *a = &c->ipc[i];
+		unsigned long long h = 0;
+		cudaError_t e = (cudaError_t)dk_hash(a->base + a->lo, (size_t)(a->hi - a->lo), &h, c->scratch, c->s);
+		if (e && !after) {
+			fail(c, VERDICT_RUNNER_ERROR, "cannot hash the reference process's tensors: %s",
+			     cudaGetErrorString(e));
+			return -1;
+		}
+		if (e) {
+			json_object_set_new(mod, "reference_intact", json_false());
+			json_object_set_new(mod, "reference_hash_error", json_sprintf(
+				"cannot hash the reference process's tensors after the kernel: %s (the "
+				"session is not reused)", cudaGetErrorString(e)));
+			json_decref(list);
+			return -1;
+		}
+		if (!after) {
+			a->hash_before = h;
+			continue;
+		}
+		changed += h != a->hash_before;
+		json_array_append_new(list, json_pack("{s:I,s:o,s:o}", "bytes", (json_int_t)(a->hi - a->lo),
+						      "before", hash_json(a->hash_before), "after", hash_json(h)));
+	}
+	if (!after) {
+		c->hashed = 1;
+		return 0;
+	}
+	json_object_set_new(mod, "reference_intact", json_boolean(!changed));
+	json_object_set_new(mod, "reference_hashes", list);
+	if (changed)
+		fail(c, VERDICT_INPUTS_MODIFIED, "the kernel wrote the reference process's tensors through "
+		     "their CUDA IPC mappings (%d of %d allocations changed: the cases' pristine inputs, "
+		     "reference or truth outputs); a kernel may write its outputs only", changed, c->nipc);
+	return 0;
 }
 
 static int poison_outputs(struct ctx *c)
@@ -1893,6 +1964,12 @@ device:
 	 * a reference run once here, so what CUDA does on first launches happens unconfined */
 	if (fill_inputs(&c, DIST_UNIFORM, 0) || (c.t ? compute_reference(&c) : module_compare_warm(&c)))
 		goto report;
+	/* the reference's tensors as the candidate finds them, while this is cutegen's code only */
+	if (c.mr) {
+		phase("hash");
+		if (module_hash(&c, 0))
+			goto report;
+	}
 
 	phase("confine");
 	char cerr[256];
@@ -1981,6 +2058,20 @@ checked:
 	plausibility(&c, tm.median_ms, metrics);
 
 report:
+	if (c.mr && c.hashed) {
+		/* after the candidate's last call, whatever it left running on other streams done */
+		phase("hash after");
+		cudaError_t se = cudaDeviceSynchronize();
+		if (se) {
+			json_t *mod = json_object_get(c.report, "module");
+			json_object_set_new(mod, "reference_intact", json_false());
+			json_object_set_new(mod, "reference_hash_error", json_sprintf(
+				"the device failed before the hash after the kernel: %s (the session is not "
+				"reused)", cudaGetErrorString(se)));
+		} else {
+			module_hash(&c, 1);
+		}
+	}
 	phase("report");
 	json_object_set_new(c.report, "checks", c.checks);
 	int rc = write_report(&c) ? 3 : 0;

@@ -14,6 +14,7 @@
 #include "common/proc.h"
 #include "eval/policy.h"
 #include "eval/ncu.h"
+#include "eval/reference.h"
 #include "agent/rag.h"
 #include "agent/prompt.h"
 #include "agent/reply.h"
@@ -41,6 +42,8 @@ struct agent {
 	struct store *store;
 	struct llm *llm;
 	struct agent_opts o;
+	struct reference_keep ref_keep; /* a module that does not lower: the reference session every
+					   candidate of the run is judged against (o.eval.keep) */
 	struct stage_machine sm;
 	struct strbuf t_system, t_generate, t_fix, t_optimize;
 	int profile_from;
@@ -463,8 +466,12 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 		agent_free(a);
 		return NULL;
 	}
-	if (module_only(a))
+	struct reference_keep k0 = REFERENCE_KEEP_INIT;
+	a->ref_keep = k0;
+	if (module_only(a)) {
 		a->o.eval.module = opts->module; /* judged through the reference process */
+		a->o.eval.keep = &a->ref_keep;   /* one prepare for the run while candidates keep it */
+	}
 	if (a->o.builtin) {
 		a->o.fix_attempts = 0; /* a family's candidate is measured, not repaired */
 		if (builtin_space_for(t, opts->build.arch, opts->builtin_dir, &a->bsp, err)) {
@@ -502,6 +509,7 @@ void agent_free(struct agent *a)
 {
 	if (!a)
 		return;
+	reference_keep_release(&a->ref_keep); /* no reference process outlives the run */
 	builtin_space_release(&a->bsp);
 	free(a->tried);
 	stage_machine_release(&a->sm);
@@ -667,8 +675,12 @@ static void maybe_profile(struct agent *a, struct store_node *n)
 	const char *so = best_so(a);
 	int r = NCU_E_SETUP;
 	if (so && module_only(a)) {
-		/* a module: ncu runs the runner on cases its reference process prepares */
+		/* a module: ncu runs the runner on cases its reference process prepares. The kept
+		 * session lets its cases go just before (when ncu is there and its cache misses):
+		 * two references' cases beside the runner's do not fit the GPU at KernelBench
+		 * sizes; the next candidate prepares afresh */
 		struct ncu_opts no = NCU_OPTS_INIT;
+		no.drop_first = &a->ref_keep;
 		struct ncu_result nr = NCU_RESULT_INIT;
 		no.module = a->o.module;
 		no.device = a->o.eval.device;
@@ -1589,8 +1601,14 @@ int agent_run(struct agent *a, char **err)
 		emit(a, AGENT_EV_STAGE, t, NULL);
 		free(t);
 	}
+	int rc = 0;
 	while (budget_left(a))
-		if (run_node(a, err))
-			return -1;
-	return 0;
+		if (run_node(a, err)) {
+			rc = -1;
+			break;
+		}
+	/* the loop is over: the kept reference ends here, while the caller's signal handlers
+	 * (a second ^C kills it, reference_kill_all) are still in place */
+	reference_keep_drop(&a->ref_keep);
+	return rc;
 }

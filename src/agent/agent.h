@@ -13,7 +13,9 @@
  *   2. struct agent *a = agent_new(task, store, llm_or_NULL, &o, &err);
  *   3. a resumed run: agent_restore(a, &err) replays the stored nodes;
  *   4. agent_run(a, &err) loops until a stop condition (0), or fails (-1, *err);
- *      agent_stop(a) and agent_totals(a) say why it stopped and what it cost;
+ *      agent_stop(a) and agent_totals(a) say why it stopped and what it cost; a module's
+ *      reference process, kept across the run's candidates, has ended when it returns (and
+ *      at the latest in agent_free);
  *   5. agent_free(a).
  */
 #ifndef CUTEGEN_AGENT_H

@@ -147,8 +147,10 @@ static void on_event(void *ctx, const struct agent_event *ev)
 static void on_signal(int sig)
 {
 	(void)sig;
-	if (agent_interrupted) /* a second ^C: stop now */
+	if (agent_interrupted) { /* a second ^C: stop now, the kept reference process with us */
+		reference_kill_all();
 		_exit(EXIT_INTERRUPTED);
+	}
 	agent_interrupted = 1;
 }
 

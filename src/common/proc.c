@@ -488,6 +488,16 @@ pid_t child_session_pid(const struct child_session *s)
 	return s->pid;
 }
 
+int child_session_alive(struct child_session *s)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	/* WNOWAIT: an exited child stays a zombie for child_session_finish to reap */
+	if (s->out_eof || waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT))
+		return 0;
+	return si.si_pid == 0;
+}
+
 /* Drains stderr (when captured apart) into cp->err without blocking. */
 static void drain_err(struct child_session *s)
 {

@@ -99,6 +99,8 @@ int child_session_read_line(struct child_session *s, struct strbuf *line, size_t
 /* Writes all of data to its stdin; -1 when it closed it (EPIPE: no SIGPIPE). */
 int child_session_write(struct child_session *s, const char *data, size_t len);
 pid_t child_session_pid(const struct child_session *s);
+/* 1 while the child has not exited (checked without reaping it) and its stdout is open. */
+int child_session_alive(struct child_session *s);
 void child_session_finish(struct child_session *s, double grace_s);
 
 /* Seconds on a monotonic clock. */

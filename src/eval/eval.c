@@ -41,6 +41,24 @@ int eval_passed(const struct eval_result *r)
 	return r->verdict == VERDICT_PASS;
 }
 
+int eval_keeps_reference(const struct eval_result *r)
+{
+	switch (r->verdict) {
+	case VERDICT_PASS:
+	case VERDICT_INCORRECT:
+	case VERDICT_PRECISION:
+	case VERDICT_INPUTS_MODIFIED:
+	case VERDICT_STALE_OUTPUT:
+	case VERDICT_TIMING_ESCAPE:
+	case VERDICT_TIMING_MISMATCH:
+	case VERDICT_IMPLAUSIBLE:
+		break;
+	default:
+		return 0;
+	}
+	return json_is_true(json_object_get(json_object_get(r->report, "module"), "reference_intact"));
+}
+
 static double num_at(json_t *o, const char *a, const char *b)
 {
 	json_t *x = json_object_get(o, a);
@@ -544,6 +562,27 @@ static void merge_module_torch(struct eval_result *r, const struct module_desc *
 	}
 }
 
+/* A module's report whose module.reference_intact is false: the kernel wrote the reference
+ * process's tensors through their IPC mappings (or their hash could not be taken after it). A
+ * pass becomes inputs_modified, whatever the runner said. */
+static void reference_intact(struct eval_result *r)
+{
+	json_t *mod = json_object_get(r->report, "module");
+	if (!json_is_false(json_object_get(mod, "reference_intact")) || !eval_passed(r))
+		return;
+	const char *herr = json_string_value(json_object_get(mod, "reference_hash_error"));
+	char *msg = herr ? xasprintf("%.500s; a pass needs the reference's tensors unchanged after the kernel", herr)
+		    : xstrdup("the kernel wrote the reference process's tensors through their CUDA IPC "
+			      "mappings (the cases' pristine inputs, reference or truth outputs changed "
+			      "between before the kernel was loaded and after its last call); a kernel "
+			      "may write its outputs only");
+	r->verdict = VERDICT_INPUTS_MODIFIED;
+	free(r->message);
+	r->message = msg;
+	json_object_set_new(r->report, "verdict", json_string(verdict_name(r->verdict)));
+	json_object_set_new(r->report, "message", json_string(msg));
+}
+
 static int make_nonce(char hex[33])
 {
 	unsigned char raw[16];
@@ -575,6 +614,9 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	const struct module_desc *md = t ? NULL : o->module;
 	struct reference_session *rs = NULL;
 	json_t *prep = NULL;
+	struct reference_keep *kept = NULL; /* o->keep once it holds this module's session: kept
+					       at out only when eval_keeps_reference says so */
+	int keep_ok = 0;
 	if (!t && !md)
 		BUG("eval_run without a task or a module");
 
@@ -647,12 +689,26 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		const char *rt = getenv("CUTEGEN_REFERENCE_TIMEOUT");
 		if (o->torch && !(rt && *rt))
 			po.deadline_s = 1200;
-		int prc = reference_prepare(md, &po, &rs, &prep, err);
-		if (prc) {
-			r->code = prc;
-			goto out;
+		struct reference_keep *k = o->keep;
+		if (k && reference_keep_matches(k, md, &po) && reference_session_alive(k->rs)) {
+			k->reuses++; /* its cases as they were: the last runner found them intact */
+		} else {
+			reference_keep_drop(k); /* another module or options, or its process ended */
+			int prc = reference_prepare(md, &po, &rs, &prep, err);
+			if (prc) {
+				r->code = prc;
+				goto out;
+			}
+			if (k) {
+				k->prepares++;
+				reference_keep_set(k, rs, prep, md, &po);
+				rs = NULL;
+				prep = NULL;
+			}
 		}
-		if (reference_write_run(md, prep, lim_gbps, lim_tflops, task_path, err)) {
+		if (k)
+			kept = k;
+		if (reference_write_run(md, kept ? kept->prep : prep, lim_gbps, lim_tflops, task_path, err)) {
 			r->code = CG_EXTERNAL;
 			goto out;
 		}
@@ -699,7 +755,8 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	const char *netns = getenv("CUTEGEN_RUNNER_NETNS");
 	cp.new_netns = !(netns && !strcmp(netns, "0"));
 	int started = run_command(&cp) == 0;
-	/* the runner has ended (or never started): the reference process lets its tensors go */
+	/* the runner has ended (or never started): the reference process lets its tensors go,
+	 * unless the slot keeps them for the next candidate (decided at out) */
 	reference_release(rs);
 	rs = NULL;
 	if (!started) {
@@ -751,6 +808,8 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		goto out;
 	}
 	take_report(r, rep);
+	if (md)
+		reference_intact(r);
 	char *missing = eval_passed(r) ? protocol_missing(r->report) : NULL;
 	if (missing) {
 		r->verdict = VERDICT_UNTRUSTED_REPORT;
@@ -766,11 +825,20 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		check_plausible(r, t, md, base, lim_gbps, lim_tflops);
 	}
 	if (md && eval_passed(r))
-		merge_module_torch(r, md, prep);
+		merge_module_torch(r, md, kept ? kept->prep : prep);
 	else if (o->torch && eval_passed(r))
 		torch_baseline(o, dir, task_path, r);
 	json_object_set_new(r->report, "runner_wall_s", json_real(cp.wall_s));
 out:
+	if (kept) {
+		keep_ok = rc == 0 && eval_keeps_reference(r);
+		if (r->report)
+			json_object_set_new(r->report, "reference_session", json_pack(
+				"{s:s,s:i,s:i}", "next", keep_ok ? "kept" : "released",
+				"prepares", kept->prepares, "reuses", kept->reuses));
+		if (!keep_ok)
+			reference_keep_drop(kept); /* the next candidate gets a fresh prepare */
+	}
 	reference_release(rs);
 	json_decref(prep);
 	gpu_turn_give(turn);

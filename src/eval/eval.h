@@ -23,6 +23,8 @@
 #include "common/task.h"
 #include "common/task_module.h"
 
+struct reference_keep;
+
 struct eval_opts {
 	const char *runner;      /* path of cutegen-runner; NULL = beside the cutegen binary */
 	int device;
@@ -43,8 +45,13 @@ struct eval_opts {
 				       prepared there (with eager and torch.compile baselines
 				       when torch is set), handed to the runner as CUDA IPC
 				       handles (docs/evaluation.md, "Module tasks") */
+	struct reference_keep *keep; /* with module: a caller-owned slot (eval/reference.h) whose
+				       session is reused while it fits and prepared into when it
+				       does not; kept after a runner that ended normally with its
+				       reference intact (eval_keeps_reference). NULL: prepared and
+				       released within each evaluation */
 };
-#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL }
+#define EVAL_OPTS_INIT { NULL, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, NULL }
 
 struct eval_result {
 	enum verdict verdict; /* VERDICT_PASS, or how it failed (common/verdict.h): among them
@@ -79,6 +86,13 @@ int eval_result_from_report(struct eval_result *r, const char *report_json, char
 
 /* Human-readable multi-line summary of a result (t NULL for a module task). */
 void eval_format(const struct eval_result *r, const struct task *t, struct strbuf *out);
+
+/* 1 when a kept reference session may serve the next candidate after r: the runner ended
+ * normally (a verdict of the kernel's results: pass, incorrect, precision, inputs_modified,
+ * stale_output, timing_escape, timing_mismatch or implausible) and its report says
+ * module.reference_intact true. Anything else (a crash, timeout, runner, launch, CUDA or ABI
+ * error, a refused report, no such field) drops the session. */
+int eval_keeps_reference(const struct eval_result *r);
 
 /* 1 when the verdict means the kernel is correct. */
 int eval_passed(const struct eval_result *r);

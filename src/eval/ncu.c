@@ -844,6 +844,7 @@ int ncu_profile(const struct ncu_opts *o, const struct task *t, const char *so_p
 		po.device = o->device;
 		po.quick = 1;
 		po.precision = reference_precision(md);
+		reference_keep_drop(o->drop_first);
 		int prc = reference_prepare(md, &po, &rs, &prep, err);
 		if (!prc && reference_write_run(md, prep, 0, 0, task_path, err))
 			prc = CG_EXTERNAL;

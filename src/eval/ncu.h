@@ -61,6 +61,8 @@ const char *ncu_status_name(int status);
  * unsupported): the loop says "profiling unavailable: ..." once and goes on without it. */
 int ncu_unavailable(int status);
 
+struct reference_keep;
+
 struct ncu_opts {
 	const char *ncu;         /* path of ncu; NULL = $CUTEGEN_NCU, else PATH, /usr/local/cuda/bin */
 	const char *runner;      /* NULL = paths_runner() */
@@ -73,8 +75,11 @@ struct ncu_opts {
 	const struct module_desc *module; /* with task NULL: a module that is not lowered, its
 				     cases prepared by the reference process (eval/reference.h)
 				     for as long as ncu runs */
+	struct reference_keep *drop_first; /* with module: a kept session (the agent's) that lets
+				     its cases go just before this prepare, so that two
+				     references' cases are never on the GPU at once; NULL: none */
 };
-#define NCU_OPTS_INIT { NULL, NULL, 0, 0, NULL, 0, NULL, 0, NULL }
+#define NCU_OPTS_INIT { NULL, NULL, 0, 0, NULL, 0, NULL, 0, NULL, NULL }
 #define NCU_DEFAULT_DEADLINE_S 300.0
 #define NCU_LOG_CAP (8u << 20)
 

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,6 +254,86 @@ int reference_session_pid(const struct reference_session *rs)
 	return rs && rs->cs ? (int)child_session_pid(rs->cs) : 0;
 }
 
+int reference_session_alive(struct reference_session *rs)
+{
+	return rs && rs->cs && child_session_alive(rs->cs);
+}
+
+/* The process groups of the sessions not yet released, for reference_kill_all (a signal
+ * handler reads them; a slot is 0 when free). */
+#define LIVE_MAX 8
+static volatile sig_atomic_t live_pgid[LIVE_MAX];
+
+static void live_add(pid_t pg)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (!live_pgid[i]) {
+			live_pgid[i] = (sig_atomic_t)pg;
+			return;
+		}
+}
+
+static void live_remove(pid_t pg)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (live_pgid[i] == (sig_atomic_t)pg)
+			live_pgid[i] = 0;
+}
+
+void reference_kill_all(void)
+{
+	for (int i = 0; i < LIVE_MAX; i++) {
+		pid_t pg = (pid_t)live_pgid[i];
+		if (pg > 0)
+			kill(-pg, SIGKILL);
+	}
+}
+
+int reference_keep_matches(const struct reference_keep *k, const struct module_desc *md,
+			   const struct reference_prepare_opts *po)
+{
+	const char *prec = po->precision ? po->precision : "strict";
+	return k && k->rs && k->file && md && md->file && !strcmp(k->file, md->file) &&
+	       k->device == po->device && !k->quick == !po->quick && !k->baselines == !po->baselines &&
+	       k->precision && !strcmp(k->precision, prec);
+}
+
+void reference_keep_set(struct reference_keep *k, struct reference_session *rs, json_t *prep,
+			const struct module_desc *md, const struct reference_prepare_opts *po)
+{
+	if (k->rs)
+		BUG("reference_keep_set over a kept session");
+	k->rs = rs;
+	k->prep = prep;
+	free(k->file);
+	free(k->precision);
+	k->file = xstrdup(md->file);
+	k->precision = xstrdup(po->precision ? po->precision : "strict");
+	k->device = po->device;
+	k->quick = po->quick;
+	k->baselines = po->baselines;
+}
+
+void reference_keep_drop(struct reference_keep *k)
+{
+	if (!k)
+		return;
+	reference_release(k->rs);
+	k->rs = NULL;
+	json_decref(k->prep);
+	k->prep = NULL;
+}
+
+void reference_keep_release(struct reference_keep *k)
+{
+	if (!k)
+		return;
+	reference_keep_drop(k);
+	free(k->file);
+	free(k->precision);
+	k->file = k->precision = NULL;
+}
+
 static int prepare_kind_code(const char *kind)
 {
 	if (!strcmp(kind, "memory") || !strcmp(kind, "ipc"))
@@ -389,6 +470,7 @@ int reference_prepare(const struct module_desc *md, const struct reference_prepa
 	}
 	*prepared = json_incref(p);
 	*rsp = rs;
+	live_add(child_session_pid(rs->cs));
 	json_decref(rep);
 	strbuf_release(&line);
 	return CG_OK;
@@ -404,6 +486,7 @@ void reference_release(struct reference_session *rs)
 	if (!rs)
 		return;
 	if (rs->cs) {
+		pid_t pg = child_session_pid(rs->cs);
 		static const char rel[] = "{\"op\":\"release\"}\n";
 		struct strbuf line = STRBUF_INIT;
 		/* its reply ({"ok": true}) is awaited briefly; then end of input, a grace, the kill */
@@ -411,6 +494,7 @@ void reference_release(struct reference_session *rs)
 			(void)child_session_read_line(rs->cs, &line, 4096, 10);
 		strbuf_release(&line);
 		child_session_finish(rs->cs, 10);
+		live_remove(pg);
 	}
 	strbuf_release(&rs->err);
 	free(rs);

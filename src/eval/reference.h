@@ -88,6 +88,42 @@ int reference_write_run(const struct module_desc *md, json_t *prepared, double l
 /* The process id (its process group) of the reference, for tests and logs. */
 int reference_session_pid(const struct reference_session *rs);
 void reference_release(struct reference_session *rs);
+/* 1 while the reference process has not exited (it holds the cases' tensors). */
+int reference_session_alive(struct reference_session *rs);
+/* Kills the process group of every reference session not yet released: for a signal handler
+ * that ends the program at once (async-signal-safe; reaps nothing). */
+void reference_kill_all(void);
+
+/*
+ * A reference session kept across evaluations of one module (the agent loop's candidates,
+ * docs/evaluation.md "Module tasks"): eval_run reuses it while it was prepared for the same
+ * module file, device, quick, baselines and precision and its process is alive, and prepares
+ * afresh into it otherwise. Caller-owned, never shared between threads.
+ *   1. struct reference_keep k = REFERENCE_KEEP_INIT; eval_opts.keep = &k;
+ *   2. eval_run(...) as often as needed (it fills, reuses or drops what k holds);
+ *   3. reference_keep_release(&k) once at the end: no reference process outlives it.
+ */
+struct reference_keep {
+	struct reference_session *rs; /* NULL: nothing kept */
+	json_t *prep;                 /* its prepare reply (the cases' handles; owned) */
+	char *file, *precision;       /* what it was prepared for (owned) */
+	int device, quick, baselines;
+	int prepares;                 /* prepares made into this slot (logs and tests) */
+	int reuses;                   /* evaluations that reused a kept session */
+};
+#define REFERENCE_KEEP_INIT { NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0 }
+/* 1 when k holds a session prepared for this module and these options (pure: no liveness). */
+int reference_keep_matches(const struct reference_keep *k, const struct module_desc *md,
+			   const struct reference_prepare_opts *po);
+/* Takes rs and prep (owned from now on) as what k keeps, prepared for md and po; k must hold
+ * nothing (reference_keep_drop first). */
+void reference_keep_set(struct reference_keep *k, struct reference_session *rs, json_t *prep,
+			const struct module_desc *md, const struct reference_prepare_opts *po);
+/* Releases the kept session (its process ends) and forgets it; counters stay. NULL or empty:
+ * nothing. */
+void reference_keep_drop(struct reference_keep *k);
+/* As reference_keep_drop; what k owns is freed. Call once when done with k. */
+void reference_keep_release(struct reference_keep *k);
 
 /* A task from a spec: a built-in name or JSON file (task_load) or a module (.py). See the usage
  * above; returns 0 or a code of util/err.h with a heap message in *err. */

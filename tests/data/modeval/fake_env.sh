@@ -7,7 +7,9 @@
 # Modes, read on each call: $T/mode (the fake reference's, see fake_reference.py) and
 # $T/runner.mode (pass, segv, hang). A kernel library holding the bytes FAKE_WRONG is judged
 # incorrect (a model's wrong candidate in the loop). $T/runner.calls gets one line per judged
-# library (its path).
+# library (its path); one holding FAKE_SEGV crashes it as runner.mode segv does. The report's module.reference_intact (the runner's hash of the
+# reference's tensors) is true, or what $T/runner.intact says: false, or absent (no field); a
+# library holding FAKE_SCRIBBLE reports it false (a candidate that wrote the reference's tensors).
 REAL_RUNNER="$(dirname "$CUTEGEN")/cutegen-runner"
 [ -x "$REAL_RUNNER" ] || REAL_RUNNER="$REPO/build/cutegen-runner"
 mkdir -p "$T/bin"
@@ -51,17 +53,25 @@ if ! python3 "$T/check_run.py" "\$run" "$T" >"$T/runcheck" 2>&1; then
     exit 0
 fi
 echo "\$lib" >>"$T/runner.calls"
+intact=\$(cat "$T/runner.intact" 2>/dev/null || echo true)
+[ -n "\$lib" ] && grep -aq FAKE_SCRIBBLE "\$lib" 2>/dev/null && intact=false
+case "\$intact" in
+true|false) ri=",\"reference_intact\":\$intact,\"reference_hashes\":[{\"bytes\":1408,\"before\":\"00000000000000aa\",\"after\":\"\$([ \$intact = true ] && echo 00000000000000aa || echo 00000000000000bb)\"}]" ;;
+*) ri= ;;
+esac
 if [ -n "\$lib" ] && grep -aq FAKE_WRONG "\$lib" 2>/dev/null; then
     echo "phase report"
-    printf '{"verdict":"incorrect","message":"12 of 32 elements of output out wrong (case 0, seed 1, dist module): got 0 want 1.5 budget 4e-7","nonce":"%s","metrics":{}}\n' "\$nonce" >/dev/fd/\$fd
+    printf '{"verdict":"incorrect","message":"12 of 32 elements of output out wrong (case 0, seed 1, dist module): got 0 want 1.5 budget 4e-7","nonce":"%s","module":{"truth":"fp64","cases":6%s},"metrics":{}}\n' "\$nonce" "\$ri" >/dev/fd/\$fd
     exit 0
 fi
-case "\$(cat "$T/runner.mode" 2>/dev/null)" in
+mode=\$(cat "$T/runner.mode" 2>/dev/null)
+[ -n "\$lib" ] && grep -aq FAKE_SEGV "\$lib" 2>/dev/null && mode=segv
+case "\$mode" in
 segv) echo "phase check case 0"; kill -SEGV \$\$ ;;
 hang) echo "phase timing"; exec sleep 600 ;;
 esac
 echo "phase report"
-printf '{"verdict":"pass","message":"","nonce":"%s","precision":"strict","module":{"truth":"fp64","cases":6,"tolerance":{"multiple":8,"ulps":4}},"checks":[{"ok":true,"output":"out","E":1e-8,"max_err_over_budget":0.25,"worst":{"index":[1,2],"got":1.5,"want":1.5000001,"budget":4e-7}}],"metrics":{"ms":0.05},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":4,"sampled_checks":0}},"runner_s":0.1}\n' "\$nonce" >/dev/fd/\$fd
+printf '{"verdict":"pass","message":"","nonce":"%s","precision":"strict","module":{"truth":"fp64","cases":6,"tolerance":{"multiple":8,"ulps":4}%s},"checks":[{"ok":true,"output":"out","E":1e-8,"max_err_over_budget":0.25,"worst":{"index":[1,2],"got":1.5,"want":1.5000001,"budget":4e-7}}],"metrics":{"ms":0.05},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":4,"sampled_checks":0}},"runner_s":0.1}\n' "\$nonce" "\$ri" >/dev/fd/\$fd
 SH
 cat >"$T/bin/cutegen-baseline" <<SH
 #!/usr/bin/env bash

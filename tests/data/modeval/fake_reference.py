@@ -7,9 +7,12 @@ with made-up CUDA IPC handles. What it does on "prepare" comes from $FAKE_REF_DI
   hang             never answers prepare
   die              exits 3 before answering prepare
   badtensors       prepares other tensors than it described
-  ignore_release   answers release but never exits (must be killed)
-It writes its pid to $FAKE_REF_DIR/ref.pid, the prepare request to prepare.json and "released"
-to released when it reads {"op": "release"}."""
+  ignore_release   answers release but never exits (must be killed), and starts a child in its
+                   process group first (a torch.compile worker: it dies only by a kill of the
+                   group), its pid in $FAKE_REF_DIR/worker.pid
+It writes its pid to $FAKE_REF_DIR/ref.pid, the prepare request to prepare.json, one line
+"PID" per prepare to prepares.log (a test counts the prepares of a run) and "released" to
+released when it reads {"op": "release"}."""
 import json, os, sys, time
 
 D = os.environ["FAKE_REF_DIR"]
@@ -61,6 +64,9 @@ for line in sys.stdin:
         open(os.path.join(D, "released"), "w").write("released\n")
         send({"ok": True})
         if mode == "ignore_release":
+            import subprocess
+            w = subprocess.Popen(["sleep", "600"])
+            open(os.path.join(D, "worker.pid"), "w").write(str(w.pid))
             while True:
                 time.sleep(60)
         break
@@ -69,6 +75,8 @@ for line in sys.stdin:
         continue
     with open(os.path.join(D, "prepare.json"), "w") as f:
         json.dump(req, f)
+    with open(os.path.join(D, "prepares.log"), "a") as f:
+        f.write("%d\n" % os.getpid())
     if mode == "hang":
         while True:
             time.sleep(60)
