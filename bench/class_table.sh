@@ -4,8 +4,11 @@
 # walk (`cutegen run TASK --backend builtin`), then its best kernel judged once more with the
 # PyTorch baselines (`cutegen eval BEST --task TASK --torch --json`): builtin vs cuBLASLt (GEMMs)
 # or the copy roofline (memory-bound ops), vs PyTorch eager and vs torch.compile, in one session.
+# A class short of its target (GEMMs 1.0x the better of cuBLASLt and torch.compile, memory-bound
+# 0.9 of the roofline) is profiled (`cutegen profile BEST --task TASK --json`; PROFILE=0: not):
+# the row's "ncu" holds the bound and the summary.
 # Writes $OUT/class_table.json and $OUT/class_table.md (and $OUT/classes/NAME/: task file, run,
-# eval JSON).
+# eval JSON, profile JSON).
 #   OUT=DIR [BUDGET=seconds (default 1500)] [PER_TASK=seconds (default 240)] [ITERS=N]
 #   [CLASSES=bench/classes.json] [ONLY="name1 name2"] bash bench/class_table.sh
 # BUDGET: no task is started once it is spent (those are marked "not run"); each task's walk
@@ -51,6 +54,23 @@ for name in $names; do
     if [ -f "$d/run/best.cu" ]; then
         timeout -k 10 600 "$CUTEGEN" eval "$d/run/best.cu" --task "$d/task.json" --torch --json \
             >"$d/eval.json" 2>"$d/eval.log"
+        # a class short of its target (GEMMs: 1.0x the better of cuBLASLt and torch.compile;
+        # memory-bound: 0.9 of the copy roofline) gets Nsight Compute's view of the kernel
+        if [ "${PROFILE:-1}" = 1 ] && python3 - "$d/eval.json" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1])).get("report") or {}
+m = rep.get("metrics") or {}
+if rep.get("verdict") != "pass":
+    sys.exit(1)
+if m.get("speedup_vs_cublas") is not None:
+    worst = min(v for v in (m.get("speedup_vs_cublas"), m.get("speedup_vs_torch_compile")) if v is not None)
+    sys.exit(0 if worst < 1.0 else 1)
+sys.exit(0 if (m.get("roofline_fraction") or 0) < 0.9 else 1)
+PY
+        then
+            timeout -k 10 300 "$CUTEGEN" profile "$d/run/best.cu" --task "$d/task.json" --json \
+                >"$d/profile.json" 2>"$d/profile.log"
+        fi
     fi
     python3 - "$d" "$name" "$rc" "$walk_s" >>"$OUT/class_rows.jsonl" <<'PY'
 import json, os, sys
@@ -83,6 +103,11 @@ else:
                compile_ms=te.get("compile_ms"), vs_compile=m.get("speedup_vs_torch_compile"),
                compile_mode=te.get("compile_mode"),
                torch_error=te.get("error") or te.get("compile_error"), kernel=first[:300])
+    try:
+        prof = json.load(open(os.path.join(d, "profile.json")))
+        row["ncu"] = {"bound": prof.get("bound"), "summary": prof.get("summary")}
+    except (OSError, ValueError):
+        pass
 print(json.dumps(row))
 PY
     tail -1 "$OUT/class_rows.jsonl" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("   ", r.get("status"), {k: r.get(k) for k in ("ms", "vs_cublaslt", "roofline_fraction", "vs_eager", "vs_compile")})'
@@ -118,5 +143,9 @@ with open(os.path.join(out, "class_table.md"), "w") as md:
             r.get("status"), f(r.get("ms")), f(r.get("cublaslt_ms")), x(r.get("vs_cublaslt")),
             f(r.get("roofline_fraction"), "%.2f"), x(r.get("vs_eager")), x(r.get("vs_compile")), mode,
             r.get("walk_s", "-")))
+    for r in rows:
+        if r.get("ncu"):
+            md.write("\n## %s below target: Nsight Compute (%s)\n\n```\n%s```\n" % (
+                r["name"], r["ncu"].get("bound"), r["ncu"].get("summary") or ""))
 print(open(os.path.join(out, "class_table.md")).read())
 PY

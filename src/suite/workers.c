@@ -94,7 +94,9 @@ out:
 /*
  * --per-gpu K: K workers on each GPU. Their runs take turns on the GPU through a lock file per
  * GPU in the suite directory (CUTEGEN_GPU_LOCK: evaluations and profiles hold it), so their
- * nvcc compiles overlap but no two timings share the GPU; each run's parallel compiles are
+ * nvcc compiles overlap but no two timings share the GPU; a CUTEGEN_GPU_LOCK the suite was given
+ * is kept (device 0's, PATH.gpuN for device N), so a suite beside other evaluations takes turns
+ * with them too; each run's parallel compiles are
  * scaled down so that all the workers together keep about two per core busy.
  */
 void suite_workers_share_gpus(struct worker **ws, int *nw, int k, const char *suite_dir)
@@ -106,11 +108,16 @@ void suite_workers_share_gpus(struct worker **ws, int *nw, int k, const char *su
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	long jobs = (2 * (cores > 0 ? cores : 1) + n - 1) / n;
 	const char *set = getenv("CUTEGEN_BUILD_JOBS");
+	const char *mine = getenv("CUTEGEN_GPU_LOCK");
 	for (int i = 0; i < n; i++) {
 		const struct worker *g = &(*ws)[i / k];
 		snprintf(out[i].name, sizeof(out[i].name), "%.32s.%d", g->name, i % k);
 		out[i].device = g->device;
-		out[i].env[0] = xasprintf("CUTEGEN_GPU_LOCK=%s/gpu%d.lock", suite_dir, g->device);
+		if (mine && *mine) /* the user's lock: other processes on this GPU take turns with us */
+			out[i].env[0] = g->device ? xasprintf("CUTEGEN_GPU_LOCK=%s.gpu%d", mine, g->device)
+						  : xasprintf("CUTEGEN_GPU_LOCK=%s", mine);
+		else
+			out[i].env[0] = xasprintf("CUTEGEN_GPU_LOCK=%s/gpu%d.lock", suite_dir, g->device);
 		if (!(set && *set))
 			out[i].env[1] = xasprintf("CUTEGEN_BUILD_JOBS=%ld", jobs < 2 ? 2 : jobs);
 	}

@@ -90,6 +90,18 @@ wait
 m=$(most_at_once "$T/evals.log")
 check "CUTEGEN_GPU_LOCK set by hand serializes them too (at most $m at once)" '[ "$m" -eq 1 ]'
 
+# a suite given the user's lock keeps it: its workers take turns with a run beside it
+: >"$T/evals.log"
+CUTEGEN_GPU_LOCK="$T/shared.lock" timeout 120 "$CUTEGEN" run kb1/23_softmax --backend builtin --iters 3 \
+    --no-memcheck --out "$T/beside" --quiet >/dev/null 2>&1 &
+beside=$!
+CUTEGEN_GPU_LOCK="$T/shared.lock" suite shared --per-gpu 2
+wait $beside
+check "suite --per-gpu 2 under CUTEGEN_GPU_LOCK finishes (rc $rc)" '[ $rc -eq 0 ]'
+m=$(most_at_once "$T/evals.log")
+check "the suite's workers and a run beside it take turns on the user's lock (at most $m at once)" '[ "$m" -eq 1 ]'
+check "no lock of its own in the suite directory" '[ ! -f "$T/shared/gpu0.lock" ]'
+
 # interrupts: ^C twice stops the running runs at once and still writes the summary; a suite
 # killed outright takes its runs (and their evaluations) with it: nothing is left running
 echo 60 >"$T/runner.sleep"

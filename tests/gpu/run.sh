@@ -12,6 +12,9 @@ OUT=${GPU_TEST_OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 passed=0 failed=0
 ok()  { echo "ok - $*"; passed=$((passed + 1)); }
+# GPU_TESTS: the sections to run (default all): examples (with the runner's device code and
+# its libraries), redteam, builtin
+want() { case " ${GPU_TESTS:-examples redteam builtin} " in *" $1 "*) return 0 ;; esac; return 1; }
 bad() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 verdict_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("verdict","?"))' "$1" 2>/dev/null || echo "no-json"; }
@@ -35,6 +38,7 @@ matches() {
     [ "$1" = "$2" ]
 }
 
+if want examples; then
 # 1. example kernels: must pass
 while read -r kernel task; do
     [ -n "$kernel" ] || continue
@@ -103,6 +107,8 @@ print("%.1f %.2f" % (max(1.05 * copy, dram) if copy > 0 else 0, 1.05 * peak if p
     sed -n 's/^report //p' "$4.log" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read()).get("verdict","?"))' 2>/dev/null || echo no-report
 }
 
+fi
+if want redteam; then
 # 2. red team: each cheat caught with the right verdict
 if [ -f tests/redteam/manifest.json ]; then
     python3 -c 'import json; [print(i, e["file"], e["task"], e["expect"], e.get("runner_args", "-").replace(" ", "+"), e.get("not_faster_than", "-")) for i, e in enumerate(json.load(open("tests/redteam/manifest.json")))]' |
@@ -135,12 +141,17 @@ if [ -f tests/redteam/manifest.json ]; then
     passed=$((passed + $(grep -c '^ok - ' "$OUT/redteam.log")))
     failed=$((failed + $(grep -c '^not ok - ' "$OUT/redteam.log")))
 fi
+fi
+if want builtin; then
 # 3. the builtin families (builtin/*.cu) on odd sizes (tests/gpu/tasks/): the start candidate
 #    must pass, and with GPU_FAMILY_STAGE1=1 every candidate of the first stage too (each
 #    declines or passes); compiled ahead, 16 at a time
 BT="$OUT/builtin"; mkdir -p "$BT"
+# GPU_BUILTIN_ONLY: an extended regular expression on the task names (default all)
+only() { [ -z "${GPU_BUILTIN_ONLY:-}" ] || grep -Eq "${GPU_BUILTIN_ONLY}" <<<"$1"; }
 for task in tests/gpu/tasks/*.json; do
     name=$(basename "$task" .json)
+    only "$name" || continue
     "$CG" builtin "$task" --source >"$BT/$name-start.cu" 2>"$BT/$name.err" || { bad "builtin $name: no candidate ($(cat "$BT/$name.err"))"; continue; }
     [ "${GPU_FAMILY_STAGE1:-0}" = 1 ] || continue
     python3 - "$CG" "$task" "$BT/$name" <<'PY'
@@ -162,6 +173,7 @@ done
 n=0
 while read -r name setting; do
     n=$((n + 1))
+    only "$name" || continue
     "$CG" builtin "tests/gpu/tasks/$name.json" --source --set "$setting" >"$BT/$name-x$n.cu" 2>"$BT/$name.err" ||
         bad "builtin $name ($setting): no candidate ($(cat "$BT/$name.err"))"
 done <<'EXTRA'
@@ -196,6 +208,7 @@ for k in "$BT"/*.cu; do
         *) bad "builtin $name ($setting): verdict $v ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("message","")[:300])' "$BT/$name.json" 2>/dev/null))" ;;
     esac
 done
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
