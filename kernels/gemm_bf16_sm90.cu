@@ -87,11 +87,15 @@
  *     descriptors whose extents are still the real K, M or N, so the pad columns are out of
  *     bounds and zero-filled, never read. Only misaligned operands are copied; C is written
  *     in place (any N: a column pair leaves in one store only where its address is aligned).
+ *   - the transposed copy: tf32 and fp8 WGMMA read both operands K-major from shared memory,
+ *     so an MN-major operand of those types (B row-major [K,N], as `A @ B` holds it; A col)
+ *     is first transposed into the workspace by a tiled copy (transpose_rows, same stream)
+ *     with its K rows rounded up to 16 bytes, and the GEMM reads the copy K-major.
  * Not for: strict fp32 (gemm_simt.cu), fp8 output, K == 0 (those return 2), operands whose
  * base address is not 16-byte aligned (1). No TMA-store epilogue, no ping-pong of the MMA
  * warpgroups (the epilogue, column pairs stored from registers, still stalls the MMAs); the
- * pad path's copy costs a read and a write of each misaligned operand per call (memory-bound;
- * its share of the time beside the GEMM's is not measured yet).
+ * pad path's copy and the transposed copy cost a read and a write of the operand per call
+ * (memory-bound, beside the GEMM's O(MNK)).
  */
 #include <cutegen/kernel_abi.h>
 
@@ -584,21 +588,26 @@ constexpr int kStageBytes = (kBM + kBN) * kBK * kInBytes;
 constexpr int kSmemMax = 227 * 1024 - 1024;  // less barriers and alignment
 constexpr int kStages = CG_P_STAGES < kSmemMax / kStageBytes ? CG_P_STAGES : kSmemMax / kStageBytes;
 constexpr int kClusterM = CG_P_CLUSTER_M;
-constexpr GMMA::Major kMajorA = CG_A_COL ? GMMA::Major::MN : GMMA::Major::K;
-constexpr GMMA::Major kMajorB = CG_B_COL ? GMMA::Major::K : GMMA::Major::MN;
+// tf32 and fp8 WGMMA read K-major operands only: an MN-major one (A col, B row) is transposed
+// into the workspace first (kTransA, kTransB), and the GEMM reads the copy (kColA, kColB: the
+// layout gemm_run sees)
+constexpr bool kKMajorOnly = std::is_same_v<TIn, tfloat32_t> || std::is_same_v<TIn, float_e4m3_t>;
+constexpr bool kTransA = kKMajorOnly && CG_A_COL;
+constexpr bool kTransB = kKMajorOnly && !CG_B_COL;
+constexpr bool kColA = CG_A_COL && !kTransA;
+constexpr bool kColB = CG_B_COL || kTransB;
+constexpr GMMA::Major kMajorA = kColA ? GMMA::Major::MN : GMMA::Major::K;
+constexpr GMMA::Major kMajorB = kColB ? GMMA::Major::K : GMMA::Major::MN;
 
 static_assert(std::is_same_v<TIn, half_t> || std::is_same_v<TIn, bfloat16_t> ||
 		      std::is_same_v<TIn, float_e4m3_t> || std::is_same_v<TIn, tfloat32_t>,
 	      "gemm_sm90: CG_T_IN must be cute::half_t, cute::bfloat16_t, cute::float_e4m3_t or "
 	      "cute::tfloat32_t");
-static_assert(!std::is_same_v<TIn, tfloat32_t> || ((!CG_A_COL && CG_B_COL) &&
-						    std::is_same_v<TOut, float>),
-	      "gemm_sm90: tf32 WGMMA needs K-major operands (A row [M,K], B col [N,K]) and fp32 C");
+static_assert(!std::is_same_v<TIn, tfloat32_t> || std::is_same_v<TOut, float>,
+	      "gemm_sm90: tf32 inputs need fp32 C");
 static_assert(std::is_same_v<TOut, half_t> || std::is_same_v<TOut, bfloat16_t> ||
 		      std::is_same_v<TOut, float>,
 	      "gemm_sm90: CG_T_OUT must be cute::half_t, cute::bfloat16_t or float");
-static_assert(!std::is_same_v<TIn, float_e4m3_t> || (!CG_A_COL && CG_B_COL),
-	      "gemm_sm90: fp8 WGMMA needs K-major operands: A row [M,K] and B col [N,K]");
 static_assert(!(CG_SPLIT_M && CG_BATCHED), "gemm_sm90: split M and batch do not combine");
 static_assert(!(CG_SPLIT_M && CG_A_COL), "gemm_sm90: split M needs A row-major");
 static_assert(CG_OUT_MASK >= 0 && CG_OUT_MASK <= 2, "gemm_sm90: CG_OUT_MASK is 0, 1 or 2");
@@ -660,6 +669,49 @@ __global__ void pad_rows(E const *__restrict__ src, E *__restrict__ dst, int64_t
 	}
 }
 
+/*
+ * The transposed copy: src holds L matrices of `rows` x `cols` elements, row-major (an
+ * MN-major operand: rows = K); dst gets each transposed, `cols` rows of `ld` elements (ld >=
+ * rows, a multiple of 16 bytes; the columns from rows to ld as zeros). 32 x 32 tiles through
+ * shared memory, so both the reads (along src rows) and the writes (along dst rows) coalesce.
+ */
+template <class E>
+__global__ void transpose_rows(E const *__restrict__ src, E *__restrict__ dst, int64_t rows,
+			       int64_t cols, int64_t ld, int64_t L)
+{
+	__shared__ E tile[32][33];
+	int64_t ty = (ld + 31) / 32;  // tiles along dst rows (src rows, the pad included)
+	for (int64_t l = blockIdx.z; l < L; l += gridDim.z)
+		for (int64_t by = blockIdx.y; by < ty; by += gridDim.y) {
+			E const *s = src + l * rows * cols;
+			E *d = dst + l * cols * ld;
+			int64_t r0 = by * 32, c0 = int64_t(blockIdx.x) * 32;
+			for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+				int64_t r = r0 + i, c = c0 + threadIdx.x;
+				tile[i][threadIdx.x] = r < rows && c < cols ? __ldg(s + r * cols + c) : E(0);
+			}
+			__syncthreads();
+			for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+				int64_t c = c0 + i, r = r0 + threadIdx.x;
+				if (c < cols && r < ld)
+					d[c * ld + r] = tile[threadIdx.x][i];
+			}
+			__syncthreads();
+		}
+}
+
+/* transpose_rows for TIn on stream (the caller checks the launch). */
+void transpose_launch(TIn const *src, TIn *dst, int64_t rows, int64_t cols, int64_t ld, int64_t L,
+		      cudaStream_t stream)
+{
+	using E = uint_bit_t<sizeof_bits_v<TIn>>;
+	int64_t ty = (ld + 31) / 32;
+	dim3 grid(unsigned((cols + 31) / 32), unsigned(ty < 65535 ? ty : 65535),
+		  unsigned(L < 65535 ? L : 65535));
+	transpose_rows<E><<<grid, dim3(32, 8), 0, stream>>>(reinterpret_cast<E const *>(src),
+							    reinterpret_cast<E *>(dst), rows, cols, ld, L);
+}
+
 /* pad_rows for TIn on stream (the caller checks the launch with cudaPeekAtLastError). */
 void pad_launch(TIn const *src, TIn *dst, int64_t rows, int64_t cols, int64_t ld,
 		cudaStream_t stream)
@@ -683,13 +735,13 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 	auto prob_shape = make_shape(M, N, K, L);                          // (M,N,K,L)
 	int64_t MN = int64_t(M) * N;
 	auto dA = [&] {
-		if constexpr (CG_A_COL)
+		if constexpr (kColA)
 			return make_stride(Int<1>{}, lda, int64_t(K) * lda);      // [L,K,lda]: M-major
 		else
 			return make_stride(lda, Int<1>{}, int64_t(M) * lda);      // [L,M,lda]: K-major
 	}();
 	auto dB = [&] {
-		if constexpr (CG_B_COL)
+		if constexpr (kColB)
 			return make_stride(ldb, Int<1>{}, int64_t(N) * ldb);      // [L,N,ldb]: K-major
 		else
 			return make_stride(Int<1>{}, ldb, int64_t(K) * ldb);      // [L,K,ldb]: N-major
@@ -888,7 +940,8 @@ static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *o
  * 256-byte aligned; TMA and pad_rows' vector stores need 16). An operand is padded where the
  * byte length of its rows (its contiguous extent: K for A row and B col, M for A col, N for
  * B row) is not a multiple of 16, which the TMA descriptors need of every stride; it is then
- * copied with rows of `ld` elements, rounded up to the next multiple of 16 bytes.
+ * copied with rows of `ld` elements, rounded up to the next multiple of 16 bytes. An operand
+ * tf32/fp8 WGMMA cannot read (MN-major) is always copied, transposed: its rows are then K long.
  */
 struct Plan {
 	int64_t a_rows, a_cols, lda, a_off;   // A as rows x cols; lda its rows' stride in the
@@ -909,18 +962,19 @@ static int64_t round_up(int64_t n, int64_t to)
 /* The plan for (M,N,K,L): 0, or 2 when it needs more than kPartialsMax / kWorkspaceMax. */
 static int plan_workspace(int64_t M, int64_t N, int64_t K, int64_t L, Plan *p)
 {
-	p->a_cols = CG_A_COL ? M : K;
-	p->a_rows = L * (CG_A_COL ? K : M);
-	p->b_cols = CG_B_COL ? K : N;
-	p->b_rows = L * (CG_B_COL ? N : K);
+	// as the GEMM reads them: a transposed copy is K-major
+	p->a_cols = kColA ? M : K;
+	p->a_rows = L * (kColA ? K : M);
+	p->b_cols = kColB ? K : N;
+	p->b_rows = L * (kColB ? N : K);
 	// Sizes are below 2^31 each, their products are not: what could overflow is bounded in
 	// double first
 	int64_t off = 0;
 	bool big = false;
-	auto part = [&](int64_t rows, int64_t cols, int64_t *ld, int64_t *at) {
+	auto part = [&](int64_t rows, int64_t cols, bool trans, int64_t *ld, int64_t *at) {
 		*ld = round_up(cols, kAlign);
 		*at = -1;
-		if (*ld == cols)
+		if (*ld == cols && !trans)
 			return;
 		big = big || double(rows) * double(*ld) * kInBytes > double(kWorkspaceMax);
 		if (!big) {
@@ -928,8 +982,8 @@ static int plan_workspace(int64_t M, int64_t N, int64_t K, int64_t L, Plan *p)
 			off = round_up(off + rows * *ld * kInBytes, 128);
 		}
 	};
-	part(p->a_rows, p->a_cols, &p->lda, &p->a_off);
-	part(p->b_rows, p->b_cols, &p->ldb, &p->b_off);
+	part(p->a_rows, p->a_cols, kTransA, &p->lda, &p->a_off);
+	part(p->b_rows, p->b_cols, kTransB, &p->ldb, &p->b_off);
 	p->w_off = off;
 	p->w_floats = 0;
 	if (CG_P_SPLIT_K > 1) {
@@ -978,14 +1032,23 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	char *ws = static_cast<char *>(workspace);
 	TIn const *A = (TIn const *)inputs[0].data;
 	TIn const *B = (TIn const *)inputs[1].data;
-	// The pad path: misaligned operands first, copied on the stream the GEMM then runs on
+	// The pad path and the transposed copies: those operands first, copied on the stream the
+	// GEMM then runs on (a transposed source is L x K x M for A, L x K x N for B)
 	if (p.a_off >= 0) {
-		pad_launch(A, reinterpret_cast<TIn *>(ws + p.a_off), p.a_rows, p.a_cols, p.lda, stream);
-		A = reinterpret_cast<TIn const *>(ws + p.a_off);
+		TIn *a = reinterpret_cast<TIn *>(ws + p.a_off);
+		if (kTransA)
+			transpose_launch(A, a, K, M, p.lda, L, stream);
+		else
+			pad_launch(A, a, p.a_rows, p.a_cols, p.lda, stream);
+		A = a;
 	}
 	if (p.b_off >= 0) {
-		pad_launch(B, reinterpret_cast<TIn *>(ws + p.b_off), p.b_rows, p.b_cols, p.ldb, stream);
-		B = reinterpret_cast<TIn const *>(ws + p.b_off);
+		TIn *b = reinterpret_cast<TIn *>(ws + p.b_off);
+		if (kTransB)
+			transpose_launch(B, b, K, N, p.ldb, L, stream);
+		else
+			pad_launch(B, b, p.b_rows, p.b_cols, p.ldb, stream);
+		B = b;
 	}
 	if ((p.a_off >= 0 || p.b_off >= 0) && cudaPeekAtLastError() != cudaSuccess)
 		return 4;

@@ -39,9 +39,12 @@ if [ "$fam" = gemm_simt ]; then ok "gpu/bf16_odd_k on sm_80 goes to gemm_simt"; 
 if "$CUTEGEN" builtin "$REPO/tests/gpu/tasks/bf16_odd_k.json" --plan 2>&1 | grep -q "builtin gemm_sm90, start:"; then
     ok "'cutegen builtin gpu/bf16_odd_k --plan' starts on gemm_sm90"; else bad "'cutegen builtin gpu/bf16_odd_k --plan' does not start on gemm_sm90"; fi
 
-# the tf32 contract with K-major operands runs on tensor cores (gemm_sm90 as cute::tfloat32_t)
-if "$CUTEGEN" builtin "$REPO/tests/gpu/tasks/tf32_nt.json" --source | grep -q "^#define CG_T_IN cute::tfloat32_t"; then
-    ok "gpu/tf32_nt renders gemm_sm90 with tf32 inputs"; else bad "gpu/tf32_nt does not render gemm_sm90 with tf32 inputs"; fi
+# the tf32 contract runs on tensor cores (gemm_sm90 as cute::tfloat32_t), operands K-major or
+# not (an MN-major one is transposed first)
+for t in tf32_nt tf32_nn tf32_tn_odd_batched; do
+    if "$CUTEGEN" builtin "$REPO/tests/gpu/tasks/$t.json" --source | grep -q "^#define CG_T_IN cute::tfloat32_t"; then
+        ok "gpu/$t renders gemm_sm90 with tf32 inputs"; else bad "gpu/$t does not render gemm_sm90 with tf32 inputs"; fi
+done
 
 [ -z "${CUTEGEN_SKIP_FAMILY_BUILDS:-}" ] || { echo "ok - family builds skipped: CUTEGEN_SKIP_FAMILY_BUILDS is set"; exit $((fails > 0)); }
 
@@ -82,6 +85,10 @@ cases=(
     "$REPO/tests/gpu/tasks/tf32_odd_k.json"
     "$REPO/tests/gpu/tasks/bf16_odd_k.json CG_P_SPLIT_K=2"
     "$REPO/tests/gpu/tasks/bf16_batched_odd.json CG_P_SPLIT_K=4 CG_P_BM=128 CG_P_CLUSTER_M=1 CG_P_PERSISTENT=0"
+    # tf32 with B row-major (`A @ B`): B transposed into the workspace first, K-major; odd K
+    # and batched, A col too
+    "$REPO/tests/gpu/tasks/tf32_nn.json"
+    "$REPO/tests/gpu/tasks/tf32_tn_odd_batched.json CG_P_SPLIT_K=2"
     # gemm_simt's widening path for 16-bit inputs, still the fallback (ARCH=sm_80: no TMA)
     "$REPO/tests/gpu/tasks/bf16_odd_k.json ARCH=sm_80"
 )

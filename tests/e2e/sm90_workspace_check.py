@@ -6,7 +6,7 @@ usage: sm90_workspace_check.py KERNEL.so KERNEL.cu TASK.json
 cutegen_workspace_bytes is host code: it is called through ctypes with DLTensors of the task's
 shapes (data pointers that are never dereferenced) and must give what the pad path needs:
 a copy of each operand whose rows are not a multiple of 16 bytes, its rows rounded up to 16
-bytes and the copy to 128, then CG_P_SPLIT_K raw fp32 copies of C when split-K is on. The same
+bytes and the copy to 128 (a tf32 or fp8 operand that is not K-major: always, transposed), then CG_P_SPLIT_K raw fp32 copies of C when split-K is on. The same
 candidate on the task's shapes rounded up to aligned rows must need the partials only.
 Prints what it checked; exits 1 on a difference.
 """
@@ -52,11 +52,19 @@ def expected(t, m, n, k, split):
     align = 16 // esize
     L = t.get("batch", 1)
     a_col, b_col = t.get("a_layout") == "col", t.get("b_layout") == "col"
+    # tf32 and fp8 WGMMA read K-major operands only: an MN-major one (A col, B row) is always
+    # copied, transposed, its rows then K long
+    k_major_only = t["dtype"] == "fp8_e4m3" or t["dtype"] == "fp32"
+    trans_a, trans_b = k_major_only and a_col, k_major_only and not b_col
+    a_col, b_col = a_col and not trans_a, b_col or trans_b
     parts, total = [], 0
-    for name, rows, cols in (("A", L * (k if a_col else m), m if a_col else k),
-                             ("B", L * (n if b_col else k), k if b_col else n)):
+    for name, rows, cols, trans in (("A", L * (k if a_col else m), m if a_col else k, trans_a),
+                                    ("B", L * (n if b_col else k), k if b_col else n, trans_b)):
         ld = up(cols, align)
-        if ld != cols:
+        if trans:
+            parts.append("%s transposed, rows %d -> %d" % (name, cols, ld))
+            total += up(rows * ld * esize, 128)
+        elif ld != cols:
             parts.append("%s rows %d -> %d" % (name, cols, ld))
             total += up(rows * ld * esize, 128)
     if split > 1:
@@ -103,7 +111,7 @@ def main():
     am, an, ak = up(m, align), up(n, align), up(k, align)
     want2, parts2 = expected(t, am, an, ak, split)
     got2 = call(fn, t, am, an, ak)
-    if got2 != want2 or any(p.startswith(("A ", "B ")) for p in parts2):
+    if got2 != want2 or any(p.startswith(("A rows", "B rows")) for p in parts2):
         fails.append("%dx%dx%d (aligned): %d bytes, expected %d" % (am, an, ak, got2, want2))
     if fails:
         print("; ".join(fails))

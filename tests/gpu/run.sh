@@ -188,6 +188,8 @@ fp8_odd_k CG_P_SPLIT_K=2 CG_P_BM=64
 fp16_odd_n CG_P_MN_ORDER=0 CG_P_BN=128
 bf16_odd_k_bias_gelu CG_P_PERSISTENT=0 CG_P_CLUSTER_M=1
 tf32_odd_k CG_P_SPLIT_K=2
+tf32_nn CG_P_BM=64 CG_P_SPLIT_K=2
+tf32_tn_odd_batched CG_P_PERSISTENT=0 CG_P_CLUSTER_M=1
 softmax_fp16_warp CG_P_MODE=2 CG_P_THREADS=1024
 softmax_fp16_warp CG_P_MODE=3 CG_P_THREADS=128
 log_softmax_bf16_block CG_P_MODE=3 CG_P_THREADS=1024

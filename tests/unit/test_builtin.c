@@ -233,8 +233,8 @@ TEST(builtin_families_of_tasks)
 	CHECK_STR(builtin_family_file(task_builtin("hopper/gemm_bf16_4096"), "sm_80", &err), "builtin/gemm_simt.cu");
 	CHECK_STR(builtin_family_file(task_builtin("hopper/gemm_bf16_4096"), "sm_90a", &err), "builtin/gemm_sm90.cu");
 	struct task *t = task_dup(task_builtin("hopper/gemm_fp8_8192"));
-	t->b_layout = LAYOUT_ROW; /* fp8 WGMMA reads K-major operands only */
-	CHECK_STR(builtin_family_file(t, NULL, &err), "builtin/gemm_simt.cu");
+	t->b_layout = LAYOUT_ROW; /* fp8 WGMMA reads K-major operands: B is transposed first */
+	CHECK_STR(builtin_family_file(t, NULL, &err), "builtin/gemm_sm90.cu");
 	task_free(t);
 }
 
@@ -268,14 +268,14 @@ TEST(builtin_gemm_family_follows_alignment)
 	task_free(t);
 
 	/* fp8 e4m3: odd K and a multiple of 8 that is not one of 16 one-byte elements both pad;
-	 * fp8 WGMMA still needs A row and B col */
+	 * fp8 WGMMA reads K-major operands: another layout is transposed into the workspace */
 	t = task_dup(task_builtin("hopper/gemm_fp8_8192"));
 	t->k = 4104;
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
 	t->k = 520, t->m = 256, t->n = 384;
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
 	t->b_layout = LAYOUT_ROW;
-	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu");
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
 	task_free(t);
 
 	/* strict fp32 at any alignment: SIMT (no tensor cores under the strict contract) */
@@ -447,9 +447,9 @@ TEST(builtin_sm90_decode_start)
 	task_free(t);
 }
 
-/* Issue 20, tf32: an fp32 GEMM under the `tf32` contract with K-major operands runs on tensor
- * cores (gemm_sm90 with CG_T_IN cute::tfloat32_t, a K that is not a multiple of 4 through its
- * pad path); strict fp32 and other layouts stay on gemm_simt; BK = 128, where two 4-byte
+/* Issue 20, tf32: an fp32 GEMM under the `tf32` contract runs on tensor cores (gemm_sm90 with
+ * CG_T_IN cute::tfloat32_t; an MN-major operand, B row as `A @ B` holds it, transposed first;
+ * a K that is not a multiple of 4 through its pad path); strict fp32 stays on gemm_simt; BK = 128, where two 4-byte
  * stages do not fit, is never tried. */
 TEST(builtin_tf32_on_tensor_cores)
 {
@@ -457,7 +457,10 @@ TEST(builtin_tf32_on_tensor_cores)
 	struct task *t = task_dup(task_builtin("kb1/1_square_matmul"));
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu"); /* strict */
 	t->precision = PREC_TF32;
-	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_simt.cu"); /* B row */
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu"); /* B row */
+	t->a_layout = LAYOUT_COL;
+	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu"); /* and A col */
+	t->a_layout = LAYOUT_ROW;
 	t->b_layout = LAYOUT_COL;
 	CHECK_STR(builtin_family_file(t, "sm_90a", &err), "builtin/gemm_sm90.cu");
 	CHECK_STR(builtin_family_file(t, "sm_80", &err), "builtin/gemm_simt.cu");
