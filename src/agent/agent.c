@@ -732,27 +732,31 @@ static int eval_recorded_file(const char *path, struct eval_result *er, char **e
 	return rc ? -1 : 0;
 }
 
-/* Evaluates from a recorded runner report keyed by the source's sha256. */
-static int eval_recorded(struct agent *a, const char *src, struct eval_result *er, char **err)
+/* DIR/<sha256 of src><suffix>.json: where a kernel's evaluation is recorded (suffix "" for a
+ * node's, ".torch" for the one with the PyTorch baselines). */
+static char *recorded_path(const char *dir, const char *src, const char *suffix)
 {
 	char sha[65];
 	sha256_hex(src, strlen(src), sha);
-	char *path = xasprintf("%s/%s.json", a->o.recorded_evals, sha);
+	return xasprintf("%s/%s%s.json", dir, sha, suffix);
+}
+
+/* Evaluates from a recorded runner report keyed by the source's sha256. */
+static int eval_recorded(struct agent *a, const char *src, struct eval_result *er, char **err)
+{
+	char *path = recorded_path(a->o.recorded_evals, src, "");
 	int rc = eval_recorded_file(path, er, err);
 	free(path);
 	return rc;
 }
 
-/* Saves er's report as RECORD_DIR/<sha256 of src><suffix>.json (suffix "" for a node's
- * evaluation, ".torch" for the one with the PyTorch baselines). */
+/* Saves er's report as recorded_path(RECORD_DIR, src, suffix). */
 static void record_eval(struct agent *a, const char *src, const char *suffix,
 			const struct eval_result *er)
 {
 	if (!er->report)
 		return;
-	char sha[65];
-	sha256_hex(src, strlen(src), sha);
-	char *path = xasprintf("%s/%s%s.json", a->o.record_evals, sha, suffix);
+	char *path = recorded_path(a->o.record_evals, src, suffix);
 	char *text = json_dumps(er->report, JSON_INDENT(2) | JSON_SORT_KEYS);
 	if (mkdir_p(a->o.record_evals) || !text || write_file_atomic(path, text, strlen(text))) {
 		char *t = xasprintf("cannot record the evaluation to '%s'", path);
@@ -771,10 +775,8 @@ static void record_eval(struct agent *a, const char *src, const char *suffix,
 static int eval_recorded_torch(struct agent *a, const char *src, struct eval_result *er,
 			       char **err)
 {
-	char sha[65];
-	sha256_hex(src, strlen(src), sha);
-	char *tpath = xasprintf("%s/%s.torch.json", a->o.recorded_evals, sha);
-	char *path = xasprintf("%s/%s.json", a->o.recorded_evals, sha);
+	char *tpath = recorded_path(a->o.recorded_evals, src, ".torch");
+	char *path = recorded_path(a->o.recorded_evals, src, "");
 	int rc;
 	if (file_exists(tpath)) {
 		rc = eval_recorded_file(tpath, er, err);
