@@ -293,8 +293,11 @@ def structure_of(torch, t):
     return "general"
 
 
-def lower(torch, F, model, ins, fwd_scalars, init_scalars, out, dtype, device, seed, has_state):
-    """The built-in task fields equal to the module, or (None, why)."""
+def lower(torch, F, model, args, ins, fwd_scalars, init_scalars, out, dtype, device, seed,
+          has_state):
+    """The built-in task fields equal to the module, or (None, why). args: forward's arguments
+    as get_inputs() gave them (a probe replaces the tensors, in order, and keeps the numbers as
+    they are: an int stays an int)."""
     if has_state:
         return None, ("the module has parameters or buffers; the built-in ops take none (the "
                       "reference-process evaluation judges it)")
@@ -317,9 +320,11 @@ def lower(torch, F, model, ins, fwd_scalars, init_scalars, out, dtype, device, s
         torch.manual_seed(gen_seed)
         gen_seed += 1
         xs = [(torch.randn(*s, dtype=torch.float32) * scale).to(dt).to(device) for s in probe_shapes]
+        it = iter(xs)
+        call = [next(it) if is_tensor(torch, a) else a for a in args]
         try:
             with torch.no_grad():
-                y = model(*(xs + fwd_scalars))
+                y = model(*call)
         except Exception as e:
             return None, ("the probe (forward on small random inputs of the same rank) failed: "
                           "%s: %s" % (type(e).__name__, e))
@@ -533,6 +538,7 @@ def describe(torch, path, seed):
     for n, t in state.items():
         if is_tensor(torch, t):
             params.append(tensor_info(torch, n, t, "buffer" if n in bufnames else "parameter"))
+    versions = [t._version for t in ins]
     with torch.no_grad():
         out = call_user("forward", "forward", model, *args)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]  # torch.return_types are tuples
@@ -540,6 +546,16 @@ def describe(torch, path, seed):
         bad = [type(o).__name__ for o in outs if not is_tensor(torch, o)] or ["nothing"]
         raise Fail("output", "forward returned %s, not a tensor or a tuple of tensors; a kernel's "
                    "outputs are tensors" % (bad[0] if isinstance(out, (tuple, list)) else type(out).__name__))
+    if [t._version for t in ins] != versions:  # it wrote into them: the same draw again
+        args = [a if not is_tensor(torch, a) else a.to(device)
+                for a in draw_inputs(torch, mod, seed, device)]
+        ins = [a for a in args if is_tensor(torch, a)]
+    firsts = [o.detach().clone() for o in outs]
+    torch.manual_seed(another_seed(seed))
+    with torch.no_grad():
+        again = outputs_of(torch, call_user("forward", "forward, again", model, *args))
+    check_deterministic(torch, firsts, again)
+    del again, firsts
     outputs = [tensor_info(torch, "out" if len(outs) == 1 else "out%d" % i, o)
                for i, o in enumerate(outs)]
     fl = [t.dtype for t in ins if t.is_floating_point()]
@@ -549,7 +565,7 @@ def describe(torch, path, seed):
     nbytes = sum(numel(t) * element_size(t) for t in ins + outs)
     nbytes += sum(numel(t) * element_size(t) for t in state.values() if is_tensor(torch, t))
     has_state = bool(params)
-    lowered, why = lower(torch, F, model, ins, fwd_scalars, init_scalars,
+    lowered, why = lower(torch, F, model, args, ins, fwd_scalars, init_scalars,
                          out if len(outs) == 1 and not isinstance(out, (tuple, list)) else None,
                          dtype, device, seed, has_state)
     if lowered is not None and meta.get("inputs"):
@@ -860,20 +876,8 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
             dtype = meta.get("dtype") or (fdt.pop() if len(fdt) == 1 else ("mixed" if fdt else "none"))
             if precision is None:
                 precision = meta.get("precision") or PRECISION_OF.get(dtype, "none")
-        versions = [t._version for t in ins]
-        with TF32(torch, precision == "tf32"), torch.no_grad():
-            out = call_user("forward", "forward (seed %d, %s)" % (c["seed"], c["dist"]), model, *args)
-        outs = outputs_of(torch, out)
-        ptrs = {t.untyped_storage().data_ptr() for t in ins}
-        ptrs |= {t.untyped_storage().data_ptr() for _, t in params}
-        ref = []
-        for o in outs:
-            o = o.detach().contiguous()
-            if o.untyped_storage().data_ptr() in ptrs:
-                o = o.clone()
-            ref.append(o)
-        del out, outs
-        # the truth: float64 (the model deep-copied, .double(), floating inputs in float64)
+        # the truth first, from the inputs as drawn (a forward that writes into its inputs runs
+        # after it): float64 (the model deep-copied, .double(), floating inputs in float64)
         if truth_kind is None:
             try:
                 model_t = copy.deepcopy(model).double()
@@ -900,13 +904,26 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
             truth = call_user("forward", "forward in %s for the truth (seed %d)" % (
                 truth_kind, c["seed"]), truth_forward, torch, model_t, args, tidx,
                 torch.float64 if truth_kind == "fp64" else torch.float32)
-        if [t._version for t in ins] != versions:
+        ref, wrote = reference_forward(torch, model, args, ins, params, precision,
+                                       "forward (seed %d, %s)" % (c["seed"], c["dist"]))
+        if wrote:
             # forward wrote into its inputs: export them as get_inputs() made them (the draw
             # is seeded, so it is the same), as the judge gives them to the candidate
-            notes.append("forward modifies its inputs in place; the exported inputs are drawn "
-                         "again before it ran")
+            if not any("in place" in n for n in notes):
+                notes.append("forward modifies its inputs in place; the exported inputs are "
+                             "drawn again before it ran")
             args = case_inputs(torch, mod, model, c, meta_inputs, template)
             ins = [args[i] for i in tidx]
+        if tensors is None:
+            # the first case: forward must give the same outputs again (another random state)
+            torch.manual_seed(another_seed(seed))
+            again, wrote = reference_forward(torch, model, args, ins, params, precision,
+                                             "forward (seed %d, %s) again" % (c["seed"], c["dist"]))
+            check_deterministic(torch, ref, again)
+            del again
+            if wrote:
+                args = case_inputs(torch, mod, model, c, meta_inputs, template)
+                ins = [args[i] for i in tidx]
         if tensors is None:
             tensors = ([{"name": names[i], "role": "input", "dtype": dtype_name(args[i].dtype),
                          "shape": [int(s) for s in args[i].shape]} for i in tidx]
@@ -947,6 +964,72 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
                                        precision, params, dev)
     torch.cuda.synchronize()
     return reply
+
+
+def reference_forward(torch, model, args, ins, params, precision, what):
+    """forward on args in the task's dtypes (TF32 as the precision says): (its outputs, each
+    detached, contiguous and not sharing storage with an input or parameter; whether forward
+    wrote into an input)."""
+    versions = [t._version for t in ins]
+    with TF32(torch, precision == "tf32"), torch.no_grad():
+        out = call_user("forward", what, model, *args)
+    outs = outputs_of(torch, out)
+    ptrs = {t.untyped_storage().data_ptr() for t in ins}
+    ptrs |= {t.untyped_storage().data_ptr() for _, t in params}
+    ref = []
+    for o in outs:
+        o = o.detach().contiguous()
+        if o.untyped_storage().data_ptr() in ptrs:
+            o = o.clone()
+        ref.append(o)
+    return ref, [t._version for t in ins] != versions
+
+
+def another_seed(seed):
+    """The random state of forward's second call: not the first call's."""
+    return seed * 7919 + 104729
+
+
+def check_deterministic(torch, first, second):
+    why = nondeterminism(torch, first, second)
+    if why:
+        raise Fail("forward", "forward is not deterministic: called twice on the same inputs, "
+                   "%s. A kernel cannot be judged against a reference that changes: draw no "
+                   "random numbers in forward (torch.rand*, dropout in training mode) and avoid "
+                   "nondeterministic operations" % why)
+
+
+def nondeterminism(torch, first, second):
+    """Where two forwards on the same inputs disagree beyond what a reduction's order changes
+    (a floating output by more than 1e-3 of its largest magnitude, or in where its NaNs are;
+    any other output in any element): a phrase saying where, else None. In chunks: outputs can
+    be gigabytes."""
+    for k, (x, y) in enumerate(zip(first, second)):
+        name = "'out'" if len(first) == 1 else "'out%d'" % k
+        if tuple(x.shape) != tuple(y.shape) or x.dtype != y.dtype:
+            return "output %s came back as %s %s, then %s %s" % (
+                name, dtype_name(x.dtype), list(x.shape), dtype_name(y.dtype), list(y.shape))
+        if torch.equal(x, y):
+            continue
+        xs, ys = x.reshape(-1), y.reshape(-1)
+        n, step = numel(x), 1 << 24
+        if not x.is_floating_point():
+            diff = sum(int((xs[i:i + step] != ys[i:i + step]).sum().item()) for i in range(0, n, step))
+            if diff:
+                return "output %s differs in %d of %d elements" % (name, diff, n)
+            continue
+        big = worst = 0.0
+        for i in range(0, n, step):
+            a, b = xs[i:i + step].float(), ys[i:i + step].float()
+            if bool((torch.isnan(a) != torch.isnan(b)).any().item()):
+                return "output %s has NaNs in different places" % name
+            fin = torch.isfinite(a)
+            big = max(big, float(torch.where(fin, a.abs(), torch.zeros_like(a)).max().item()))
+            d = torch.where(a == b, torch.zeros_like(a), (a - b).abs())
+            worst = max(worst, float(torch.nan_to_num(d, nan=0.0, posinf=float("inf")).max().item()))
+        if worst > 1e-3 * max(big, 1e-30):
+            return "output %s differs by up to %.4g (its largest magnitude is %.4g)" % (name, worst, big)
+    return None
 
 
 def truth_forward(torch, model_t, args, tidx, dt):

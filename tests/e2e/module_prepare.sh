@@ -105,6 +105,11 @@ check "a module that cannot run in float64: truth fp32, truth_why says why" \
 ref "$(req "$P/inplace.py")"
 check "forward writing into its input: the exported input is get_inputs()'s draw, noted" \
     'py "np.array_equal(arr(C[0][\"ref\"][0]), 2 * arr(C[0][\"inputs\"][0])) and any(\"in place\" in n for n in P[\"notes\"])"'
+check "... and the truth is forward of that draw too, in every case (not of the input it wrote)" \
+    'py "all(np.array_equal(arr(c[\"truth\"][0]), 2 * arr(c[\"inputs\"][0]).astype(np.float64)) for c in C)"'
+ref "$(req "$M/bad/random_forward.py")"
+check "forward drawing random numbers: prepare refuses it, kind forward, says why" \
+    'py "R[1][\"kind\"] == \"forward\" and \"forward is not deterministic\" in R[1][\"message\"]"'
 
 # ---- 4. memory: the cases kept fit memory_fraction of free memory, at least 2 ----
 # a linear case is 8192 + 6144 + 12288 bytes (x, the fp32 reference, the fp64 truth): 0.35 of

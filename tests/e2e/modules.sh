@@ -88,6 +88,13 @@ err_case "no class Model" "$M/bad/no_model.py" 3 "defines no class Model.*\[no_m
 err_case "no get_inputs" "$M/bad/no_get_inputs.py" 3 "has no function get_inputs().*\[no_get_inputs\]"
 err_case "get_inputs returns a string" "$M/bad/inputs_string.py" 3 "item 1 ('mode') is a str.*must be tensors"
 err_case "forward returns a number" "$M/bad/returns_number.py" 3 "forward returned float, not a tensor.*\[output\]"
+err_case "forward drawing random numbers: not deterministic, says what to change" "$M/bad/random_forward.py" 3 "forward is not deterministic: called twice on the same inputs, output 'out' differs by up to.*draw no random numbers in forward.*\[forward\]"
+C task show "$M/prepare/int_dim.py"; rc=$?
+check "an int from get_inputs reaches forward's probes as an int (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "^  dim  *1 (from get_inputs)" "$T/out" && ! grep -q "probe .* failed" "$T/out"'
+C task show "$M/prepare/inplace.py"; rc=$?
+check "a forward writing into its input is described (the second call sees the same draw) (rc $rc)" \
+    '[ $rc -eq 0 ] && ! grep -q "not deterministic" "$T/out"'
 err_case "needs CUDA the machine lacks: exit 4" "$M/bad/needs_cuda.py" 4 "lacks what it needs (a CUDA GPU.*\[gpu\]"
 sed 's/^import torch$/import torch\nCUTEGEN = {"requires": "cuda"}/' "$M/suite/2_relu.py" >"$T/requires_cuda.py"
 C task check "$T/requires_cuda.py"; rc=$?

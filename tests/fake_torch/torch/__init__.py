@@ -184,6 +184,11 @@ class Tensor:
     def max(self):
         return Tensor(self.a.max())
 
+    def any(self):
+        return Tensor(self.a.any())
+
+    __and__ = lambda s, o: Tensor(s.a & _arr(o))
+
     def sum(self, dim=None):
         return Tensor(self.a.sum(axis=dim), self.dtype if dim is not None else None)
 
@@ -422,6 +427,34 @@ abs = _u(_np.abs)  # noqa: A001
 sqrt = _u(_np.sqrt)
 selu = _u(lambda a: 1.0507009873554804934193349852946 * _np.where(
     a > 0, a, 1.6732632423543772848170429916717 * (_np.exp(a) - 1)))
+
+
+def equal(a, b):
+    return _b.bool(a.a.shape == b.a.shape and _np.array_equal(a.a, b.a))
+
+
+def isnan(x):
+    return Tensor(_np.isnan(x.a))
+
+
+def isfinite(x):
+    return Tensor(_np.isfinite(x.a))
+
+
+def where(c, a, b):
+    return Tensor(_np.where(c.a, _arr(a), _arr(b)), a.dtype)
+
+
+def zeros_like(x):
+    return Tensor(_np.zeros_like(x.a), x.dtype)
+
+
+def randn_like(x):
+    return randn(*x.a.shape, dtype=x.dtype)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    return Tensor(_np.nan_to_num(x.a, nan=nan, posinf=posinf, neginf=neginf), x.dtype)
 
 
 def pow(x, p):  # noqa: A001
