@@ -129,8 +129,15 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 	rep = end ? json_loadb(nl + 1, (size_t)(end - nl - 1), 0, NULL) : NULL;
 	if (!json_is_object(rep)) {
 		char *t = tail_line(&se);
-		*err = xasprintf("module '%s': the reference process exited with status %d without "
-				 "describing it (%s)", file, cp.status, *t ? t : "no message");
+		if (cp.signaled && cp.status == 128 + SIGKILL)
+			*err = xasprintf("module '%s': the reference process was killed (SIGKILL) before "
+					 "describing it; the kernel's out-of-memory killer does this when "
+					 "memory runs out: describing runs get_inputs() and forward at full "
+					 "size (on the GPU where PyTorch sees one, else on the CPU), so run it "
+					 "where more memory is free (%s)", file, *t ? t : "no message");
+		else
+			*err = xasprintf("module '%s': the reference process exited with status %d "
+					 "without describing it (%s)", file, cp.status, *t ? t : "no message");
 		free(t);
 		rc = cp.signaled ? CG_INPUT : CG_EXTERNAL;
 		goto out;
