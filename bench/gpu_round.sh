@@ -19,6 +19,10 @@
 #                      then MK_TORCH's (default "40_LayerNorm 94_MSELoss") with eager, torch.compile
 #                      and the exported ModelNew's check (mkernels.log)
 #   twins.log          bench/kb1_twins.sh: each kb1 start kernel on its JSON task and its module twin
+#   module_refkeep.log, module_loop.log   step mtests: tests/gpu/module_refkeep.sh and module_loop.sh
+#   tsuite-NAME.*      `cutegen suite $SUITE --backend builtin --torch` (a suite, task list or module
+#                      directory) stopped by ^C twice at TSUITE_LIMIT (default 540): its --json
+#                      summary, log, `cutegen report` and the suite directory as a .tgz
 #   STEPS="tests ab modules torch" OLD_CUTEGEN=.gpu/old/cutegen OUT=DIR bash bench/gpu_round.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -90,11 +94,25 @@ for s in ${STEPS:-tests ab modules torch}; do
              OUT="$OUT/mkernels_torch" BUILD=build timeout "$(lim 200)" \
                  bash tests/gpu/module_kernels.sh ${MK_TORCH:-40_LayerNorm 94_MSELoss} >>"$OUT/mkernels.log" 2>&1
              grep '^ok\|^not ok\|passed, ' "$OUT/mkernels.log" ;;
-    twins)   OUT="$OUT" timeout "$(lim 400)" bash bench/kb1_twins.sh >"$OUT/twins.log" 2>&1; tail -36 "$OUT/twins.log"
+    twins)   OUT="$OUT" timeout "$(lim "${TWINS_LIMIT:-400}")" bash bench/kb1_twins.sh >"$OUT/twins.log" 2>&1; tail -36 "$OUT/twins.log"
              rm -f "$OUT"/kb1_twins/*.so ;;
     classes) mkdir -p "$OUT/classes"
              OUT="$OUT/classes" BUDGET=$(lim "${CLASSES_BUDGET:-400}") timeout "$(lim 590)" bash bench/class_table.sh \
                  >"$OUT/classes.log" 2>&1; tail -30 "$OUT/classes.log" ;;
+    mtests)  # the module tests a GPU needs: the kept reference session, the loop on modules
+             for sc in tests/gpu/module_refkeep.sh tests/gpu/module_loop.sh; do
+                 BUILD=build timeout "$(lim 240)" bash "$sc" >"$OUT/$(basename "$sc" .sh).log" 2>&1
+                 echo "$sc: $(tail -1 "$OUT/$(basename "$sc" .sh).log")"; grep '^not ok' "$OUT/$(basename "$sc" .sh).log" | head -5
+             done ;;
+    tsuite)  # one suite (SUITE: a suite name, task list or module directory) with --torch: the
+             # builtin agent's best kernel per task against cuBLASLt, eager and torch.compile
+             n=$(basename "${SUITE:?SUITE=suite}" .txt); n=${n%/}
+             interrupted_at "$(( $(lim "${TSUITE_LIMIT:-540}") - 45 ))" build/cutegen suite "$SUITE" \
+                 --backend builtin --torch --gpus all --per-gpu "${PER_GPU:-4}" ${ITERS:+--iters "$ITERS"} \
+                 --out "$OUT/tsuite-$n" --json >"$OUT/tsuite-$n.json" 2>"$OUT/tsuite-$n.log"
+             tail -5 "$OUT/tsuite-$n.log"
+             build/cutegen report "$OUT/tsuite-$n" >"$OUT/tsuite-$n.md" 2>&1
+             tar -czf "$OUT/tsuite-$n.tgz" --exclude="*.so" --exclude="*.o" -C "$OUT" "tsuite-$n" && rm -rf "$OUT/tsuite-$n" ;;
     torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
                  set -- $tk
                  timeout "$(lim 90)" build/cutegen eval "$1" --task "$2" --torch --json >"$OUT/torch_$(basename "$1" .cu).json" 2>&1
