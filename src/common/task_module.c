@@ -159,7 +159,9 @@ static int get_tensors(json_t *o, const char *key, enum module_role role, struct
 		if (ok)
 			strcpy(t->dtype, dt);
 		else
-			fail(err, origin, "gives tensor '%s' the unknown dtype '%s'", t->name, dt);
+			fail(err, origin, "gives tensor '%s' the dtype '%s', which no kernel here takes "
+				     "(tensors are fp32, fp16, bf16, fp64, fp8_e4m3, i64, i32, i16, i8, u8 "
+				     "or bool: convert it in get_inputs() or in the module)", t->name, dt);
 		free(dt);
 		if (!ok)
 			return -1;

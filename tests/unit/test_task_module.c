@@ -109,7 +109,7 @@ TEST(module_desc_refusals)
 	CHECK_PERR("{\"name\": \"x\"}", "lacks the string 'file'");
 	CHECK_PERR(GOOD_HEAD "\"inputs\": [], \"params\": [], \"outputs\": []}", "has no input tensor");
 	CHECK_PERR(GOOD_HEAD "\"inputs\": [{\"name\": \"x\", \"shape\": [2], \"dtype\": \"complex\"}], "
-		   "\"params\": [], \"outputs\": []}", "unknown dtype 'complex'");
+		   "\"params\": [], \"outputs\": []}", "the dtype 'complex', which no kernel here takes");
 	CHECK_PERR(GOOD_HEAD "\"inputs\": [{\"name\": \"x\", \"shape\": [-2], \"dtype\": \"fp32\"}], "
 		   "\"params\": [], \"outputs\": []}", "not a non-negative integer");
 	CHECK_PERR(GOOD_HEAD "\"inputs\": [{\"name\": \"x\", \"shape\": [1,1,1,1,1,1,1,1,1], "
