@@ -743,136 +743,127 @@ static double *suite_speedups(const struct report_task *t, size_t n)
 	return sp;
 }
 
-/* which 0: speedups over PyTorch eager, 1: over torch.compile, from `run --torch` (-1 none:
- * no correct kernel, or no figure). *asked counts the runs that were asked for them. */
-static double *suite_torch_speedups(const struct report_task *t, size_t n, int which, int *asked,
-				    int *have)
-{
-	double *sp = xcalloc(n ? n : 1, sizeof(double));
-	*asked = *have = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct run_history *h = t[i].run;
-		sp[i] = -1;
-		if (!h || !h->torch.asked)
-			continue;
-		(*asked)++;
-		double v = which ? h->torch.speedup_compile : h->torch.speedup_eager;
-		if (h->best_node && v > 0) {
-			sp[i] = v;
-			(*have)++;
-		}
-	}
-	return sp;
-}
-
 static const double torch_ps[] = { 0, 0.5, 1, 1.5, 2, 3 };
 
-/* fast_p against the baseline, PyTorch eager and torch.compile (`run --torch`), as Markdown
- * lines, each over ALL tasks (a task without the figure counts as not fast), with why a
- * figure is missing. Nothing when no run was asked for them. */
-static void suite_torch_markdown(struct strbuf *out, const struct report_task *t, size_t n)
+/* fast_p of a suite against the baseline, PyTorch eager and torch.compile (`run --torch`),
+ * each over ALL tasks (a task without the figure counts as not fast). */
+struct torch_fastp {
+	int asked; /* runs asked for the PyTorch figures: none, no table */
+	struct {
+		const char *label, *key;
+		int have; /* tasks with the figure */
+		double fast[ARRAY_SIZE(torch_ps)];
+	} row[3];
+};
+
+static void torch_fastp_of(const struct report_task *t, size_t n, struct torch_fastp *f)
 {
-	int asked, have[2];
-	double *sp[2];
-	sp[0] = suite_torch_speedups(t, n, 0, &asked, &have[0]);
-	sp[1] = suite_torch_speedups(t, n, 1, &asked, &have[1]);
-	if (asked) {
-		static const char *label[2] = { "PyTorch eager", "torch.compile" };
-		strbuf_addstr(out, "\nfast_p over all tasks (a task without the figure counts as "
-				   "not fast):\n\n| against | tasks with the figure |");
-		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
-			strbuf_addf(out, " fast_%g |", torch_ps[p]);
-		strbuf_addstr(out, "\n| --- | ---: |");
-		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
-			strbuf_addstr(out, " ---: |");
-		double *base = suite_speedups(t, n);
-		int nb = 0;
-		for (size_t i = 0; i < n; i++)
-			nb += base[i] > 0;
-		strbuf_addf(out, "\n| the baseline | %d of %zu |", nb, n);
-		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
-			strbuf_addf(out, " %.2f |", report_fast_p(base, n, torch_ps[p]));
-		free(base);
-		for (int w = 0; w < 2; w++) {
-			strbuf_addf(out, "\n| %s | %d of %zu |", label[w], have[w], n);
-			for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
-				strbuf_addf(out, " %.2f |", report_fast_p(sp[w], n, torch_ps[p]));
-		}
-		strbuf_addstr(out, "\n");
+	static const char *label[3] = { "the baseline", "PyTorch eager", "torch.compile" };
+	static const char *key[3] = { "baseline", "eager", "compile" };
+	double *sp = xcalloc(n ? n : 1, sizeof(double));
+	f->asked = 0;
+	for (size_t i = 0; i < n; i++)
+		f->asked += t[i].run && t[i].run->torch.asked;
+	for (int w = 0; w < 3; w++) {
+		f->row[w].label = label[w];
+		f->row[w].key = key[w];
+		f->row[w].have = 0;
 		for (size_t i = 0; i < n; i++) {
 			const struct run_history *h = t[i].run;
-			if (!h || !h->torch.asked || !h->best_node ||
-			    (h->torch.speedup_eager > 0 && h->torch.speedup_compile > 0))
-				continue;
-			strbuf_addstr(out, "\n- `");
-			report_text_clean(out, h->run.task_name, 200);
-			strbuf_addstr(out, "`: ");
-			report_text_clean(out, h->torch.speedup_eager > 0 ? "torch.compile failed: "
-									 : "no PyTorch figure: ", 40);
-			report_text_clean(out, h->torch.speedup_eager > 0 ? h->torch.compile_error
-									 : h->torch.error, 640);
-			strbuf_addstr(out, " (counted as not fast)");
+			double v = !h || !h->best_node ? -1
+				 : w == 0		? h->speedup
+				 : !h->torch.asked	? -1
+				 : w == 1		? h->torch.speedup_eager
+							: h->torch.speedup_compile;
+			sp[i] = v > 0 ? v : -1;
+			f->row[w].have += v > 0;
 		}
-		strbuf_addstr(out, "\n");
+		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+			f->row[w].fast[p] = report_fast_p(sp, n, torch_ps[p]);
 	}
-	free(sp[0]);
-	free(sp[1]);
+	free(sp);
+}
+
+/* Why a task asked for the PyTorch figures lacks one ("torch.compile failed: " and its error,
+ * or "no PyTorch figure: " and eager's), or NULL when it has both or was not asked. */
+static const char *torch_missing(const struct run_history *h, const char **why)
+{
+	if (!h || !h->torch.asked || !h->best_node ||
+	    (h->torch.speedup_eager > 0 && h->torch.speedup_compile > 0))
+		return NULL;
+	*why = h->torch.speedup_eager > 0 ? h->torch.compile_error : h->torch.error;
+	return h->torch.speedup_eager > 0 ? "torch.compile failed: " : "no PyTorch figure: ";
+}
+
+/* The fast_p table as Markdown lines, with why a figure is missing. Nothing when no run was
+ * asked for them. */
+static void suite_torch_markdown(struct strbuf *out, const struct report_task *t, size_t n)
+{
+	struct torch_fastp f;
+	torch_fastp_of(t, n, &f);
+	if (!f.asked)
+		return;
+	strbuf_addstr(out, "\nfast_p over all tasks (a task without the figure counts as "
+			   "not fast):\n\n| against | tasks with the figure |");
+	for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+		strbuf_addf(out, " fast_%g |", torch_ps[p]);
+	strbuf_addstr(out, "\n| --- | ---: |");
+	for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+		strbuf_addstr(out, " ---: |");
+	for (int w = 0; w < 3; w++) {
+		strbuf_addf(out, "\n| %s | %d of %zu |", f.row[w].label, f.row[w].have, n);
+		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+			strbuf_addf(out, " %.2f |", f.row[w].fast[p]);
+	}
+	strbuf_addstr(out, "\n");
+	for (size_t i = 0; i < n; i++) {
+		const char *why = NULL, *lead = torch_missing(t[i].run, &why);
+		if (!lead)
+			continue;
+		strbuf_addstr(out, "\n- `");
+		report_text_clean(out, t[i].run->run.task_name, 200);
+		strbuf_addstr(out, "`: ");
+		report_text_clean(out, lead, 40);
+		report_text_clean(out, why, 640);
+		strbuf_addstr(out, " (counted as not fast)");
+	}
+	strbuf_addstr(out, "\n");
 }
 
 /* The same as an HTML table (id "fastp-torch") and a list (id "torch-errors"). */
 static void suite_torch_html(struct strbuf *out, const struct report_task *t, size_t n)
 {
-	int asked, have[2];
-	double *sp[2];
-	sp[0] = suite_torch_speedups(t, n, 0, &asked, &have[0]);
-	sp[1] = suite_torch_speedups(t, n, 1, &asked, &have[1]);
-	if (asked) {
-		static const char *label[2] = { "PyTorch eager", "torch.compile" };
-		static const char *key[2] = { "eager", "compile" };
-		strbuf_addstr(out, "<h2>fast_p against PyTorch</h2>\n<p>Over all tasks: a task "
-			      "without the figure (no torch, torch.compile failed) counts as not "
-			      "fast.</p>\n<table id=\"fastp-torch\">\n<tr><th>against</th>"
-			      "<th>tasks with the figure</th>");
+	struct torch_fastp f;
+	torch_fastp_of(t, n, &f);
+	if (!f.asked)
+		return;
+	strbuf_addstr(out, "<h2>fast_p against PyTorch</h2>\n<p>Over all tasks: a task "
+		      "without the figure (no torch, torch.compile failed) counts as not "
+		      "fast.</p>\n<table id=\"fastp-torch\">\n<tr><th>against</th>"
+		      "<th>tasks with the figure</th>");
+	for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
+		strbuf_addf(out, "<th>fast_%g</th>", torch_ps[p]);
+	strbuf_addstr(out, "</tr>\n");
+	for (int w = 0; w < 3; w++) {
+		strbuf_addf(out, "<tr data-against=\"%s\"><td>%s</td><td class=\"num\">%d of "
+			    "%zu</td>", f.row[w].key, f.row[w].label, f.row[w].have, n);
 		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
-			strbuf_addf(out, "<th>fast_%g</th>", torch_ps[p]);
+			strbuf_addf(out, "<td class=\"num\">%.2f</td>", f.row[w].fast[p]);
 		strbuf_addstr(out, "</tr>\n");
-		double *base = suite_speedups(t, n);
-		int nb = 0;
-		for (size_t i = 0; i < n; i++)
-			nb += base[i] > 0;
-		strbuf_addf(out, "<tr data-against=\"baseline\"><td>the baseline</td>"
-			    "<td class=\"num\">%d of %zu</td>", nb, n);
-		for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
-			strbuf_addf(out, "<td class=\"num\">%.2f</td>",
-				    report_fast_p(base, n, torch_ps[p]));
-		free(base);
-		strbuf_addstr(out, "</tr>\n");
-		for (int w = 0; w < 2; w++) {
-			strbuf_addf(out, "<tr data-against=\"%s\"><td>%s</td><td class=\"num\">%d of "
-				    "%zu</td>", key[w], label[w], have[w], n);
-			for (size_t p = 0; p < ARRAY_SIZE(torch_ps); p++)
-				strbuf_addf(out, "<td class=\"num\">%.2f</td>",
-					    report_fast_p(sp[w], n, torch_ps[p]));
-			strbuf_addstr(out, "</tr>\n");
-		}
-		strbuf_addstr(out, "</table>\n<ul id=\"torch-errors\">\n");
-		for (size_t i = 0; i < n; i++) {
-			const struct run_history *h = t[i].run;
-			if (!h || !h->torch.asked || !h->best_node ||
-			    (h->torch.speedup_eager > 0 && h->torch.speedup_compile > 0))
-				continue;
-			strbuf_addstr(out, "<li>");
-			report_html_escape(out, h->run.task_name, 200);
-			strbuf_addstr(out, h->torch.speedup_eager > 0 ? ": torch.compile failed: "
-								      : ": no PyTorch figure: ");
-			report_html_escape(out, h->torch.speedup_eager > 0 ? h->torch.compile_error
-									 : h->torch.error, 640);
-			strbuf_addstr(out, " (counted as not fast)</li>\n");
-		}
-		strbuf_addstr(out, "</ul>\n");
 	}
-	free(sp[0]);
-	free(sp[1]);
+	strbuf_addstr(out, "</table>\n<ul id=\"torch-errors\">\n");
+	for (size_t i = 0; i < n; i++) {
+		const char *why = NULL, *lead = torch_missing(t[i].run, &why);
+		if (!lead)
+			continue;
+		strbuf_addstr(out, "<li>");
+		report_html_escape(out, t[i].run->run.task_name, 200);
+		strbuf_addstr(out, ": ");
+		strbuf_addstr(out, lead);
+		report_html_escape(out, why, 640);
+		strbuf_addstr(out, " (counted as not fast)</li>\n");
+	}
+	strbuf_addstr(out, "</ul>\n");
 }
 
 void report_task_why(struct strbuf *out, const struct report_task *t)
