@@ -122,8 +122,14 @@ def call_user(kind, what, fn, *args):
         raise Fail(k, "%s failed: %s: %s; %s" % (what, type(e).__name__, e, hint))
 
 
-def tensor_info(torch, name, t, role=None):
-    d = {"name": name, "shape": [int(s) for s in t.shape], "dtype": dtype_name(t.dtype)}
+def tensor_info(torch, name, t, role=None, kind="inputs"):
+    """name, shape and dtype of a tensor of the ABI; a dtype no kernel takes fails with kind."""
+    dt = dtype_name(t.dtype)
+    if dt not in DTYPES.values():
+        raise Fail(kind,
+                   "tensor '%s' is %s, which no kernel here takes (tensors are %s): convert it "
+                   "in get_inputs() or in the module" % (name, dt, ", ".join(DTYPES.values())))
+    d = {"name": name, "shape": [int(s) for s in t.shape], "dtype": dt}
     if role:
         d["role"] = role
     return d
@@ -560,7 +566,7 @@ def describe(torch, path, seed):
         out = call_user("forward", "forward, again", model, *args)
     outs = outputs_of(torch, out)
     check_deterministic(torch, first, fingerprint(torch, outs))
-    outputs = [tensor_info(torch, "out" if len(outs) == 1 else "out%d" % i, o)
+    outputs = [tensor_info(torch, "out" if len(outs) == 1 else "out%d" % i, o, kind="output")
                for i, o in enumerate(outs)]
     fl = [t.dtype for t in ins if t.is_floating_point()]
     dts = {dtype_name(d) for d in fl}

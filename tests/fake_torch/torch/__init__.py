@@ -35,12 +35,14 @@ bfloat16 = dtype("bfloat16", _np.float32, 2, True)  # stored as float32: no bf16
 int64 = dtype("int64", _np.int64, 8, False)
 int32 = dtype("int32", _np.int32, 4, False)
 bool = dtype("bool", _np.bool_, 1, False)  # noqa: A001
+complex64 = dtype("complex64", _np.complex64, 8, False)
 float = float32  # noqa: A001
 double = float64
 half = float16
 _BY_NP = {_np.dtype(_np.float32): float32, _np.dtype(_np.float16): float16,
           _np.dtype(_np.float64): float64, _np.dtype(_np.int64): int64,
-          _np.dtype(_np.int32): int32, _np.dtype(_np.bool_): bool}
+          _np.dtype(_np.int32): int32, _np.dtype(_np.bool_): bool,
+          _np.dtype(_np.complex64): complex64}
 
 
 class Size(tuple):
