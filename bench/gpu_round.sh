@@ -19,7 +19,7 @@
 #                      then MK_TORCH's (default "40_LayerNorm 94_MSELoss") with eager, torch.compile
 #                      and the exported ModelNew's check (mkernels.log)
 #   twins.log          bench/kb1_twins.sh: each kb1 start kernel on its JSON task and its module twin
-#   module_refkeep.log, module_loop.log   step mtests: tests/gpu/module_refkeep.sh and module_loop.sh
+#   module_*.log       step mtests: tests/gpu/module_describe_torch.sh, module_refkeep.sh, module_loop.sh
 #   tsuite-NAME.*      `cutegen suite $SUITE --backend builtin --torch` (a suite, task list or module
 #                      directory) stopped by ^C twice at TSUITE_LIMIT (default 540): its --json
 #                      summary, log, `cutegen report` and the suite directory as a .tgz
@@ -99,8 +99,9 @@ for s in ${STEPS:-tests ab modules torch}; do
     classes) mkdir -p "$OUT/classes"
              OUT="$OUT/classes" BUDGET=$(lim "${CLASSES_BUDGET:-400}") timeout "$(lim 590)" bash bench/class_table.sh \
                  >"$OUT/classes.log" 2>&1; tail -30 "$OUT/classes.log" ;;
-    mtests)  # the module tests a GPU needs: the kept reference session, the loop on modules
-             for sc in tests/gpu/module_refkeep.sh tests/gpu/module_loop.sh; do
+    mtests)  # the module tests a GPU needs: descriptions of hostile modules, the kept reference
+             # session, the loop on modules
+             for sc in tests/gpu/module_describe_torch.sh tests/gpu/module_refkeep.sh tests/gpu/module_loop.sh; do
                  BUILD=build timeout "$(lim 240)" bash "$sc" >"$OUT/$(basename "$sc" .sh).log" 2>&1
                  echo "$sc: $(tail -1 "$OUT/$(basename "$sc" .sh).log")"; grep '^not ok' "$OUT/$(basename "$sc" .sh).log" | head -5
              done ;;
