@@ -1030,11 +1030,18 @@ def fingerprint(torch, outs):
     return fp
 
 
+# the unit roundoff of each floating dtype (8 of them are what an atomic reduction's order can
+# move a 16-bit or fp8 output by)
+EPS = {"fp64": 2.0 ** -53, "fp32": 2.0 ** -24, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8,
+       "fp8_e4m3": 2.0 ** -4}
+
+
 def nondeterminism(torch, first, second):
     """Where two fingerprints of forward on the same inputs disagree beyond what a reduction's
-    order changes (floating: a sampled element by more than 1e-3 of the sample's largest
-    magnitude, NaNs in other places, or a sum by more than 1e-3 of the sum of magnitudes;
-    others: any sampled element): a phrase saying where, else None."""
+    order changes (floating: a sampled element by more than tol of the sample's largest
+    magnitude, NaNs in other places, or a sum by more than tol of the sum of magnitudes, tol
+    1e-3 or 8 units of the dtype's roundoff where that is more (16-bit, fp8); others: any
+    sampled element): a phrase saying where, else None."""
     for k, (f, g) in enumerate(zip(first, second)):
         name = "'out'" if len(first) == 1 else "'out%d'" % k
         if f[:2] != g[:2]:
@@ -1047,12 +1054,13 @@ def nondeterminism(torch, first, second):
                 name, int((a != b).sum().item()), numel(a))
         if bool((torch.isnan(a) != torch.isnan(b)).any().item()):
             return "output %s has NaNs in different places" % name
+        tol = max(1e-3, 8 * EPS.get(f[0], 0.0))
         big = float(torch.where(torch.isfinite(a), a.abs(), torch.zeros_like(a)).max().item()) if numel(a) else 0.0
         d = torch.where(a == b, torch.zeros_like(a), (a - b).abs())
         worst = float(torch.nan_to_num(d, nan=0.0, posinf=float("inf")).max().item()) if numel(a) else 0.0
-        if worst > 1e-3 * max(big, 1e-30):
+        if worst > tol * max(big, 1e-30):
             return "output %s differs by up to %.4g (its largest magnitude is %.4g)" % (name, worst, big)
-        if abs(f[3] - g[3]) > 1e-3 * max(f[4], 1e-30):
+        if abs(f[3] - g[3]) > tol * max(f[4], 1e-30):
             return "the sum of output %s differs: %.6g, then %.6g" % (name, f[3], g[3])
     return None
 

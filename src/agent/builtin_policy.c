@@ -20,9 +20,9 @@
  * Whether gemm_sm90 can take a GEMM task (what its cutegen_launch returns 2 for, decided
  * before any candidate is built): K > 0 and sizes below 2^31. fp32 inputs go there under the
  * `tf32` contract only (as tf32, fp32 out); fp8 and tf32 WGMMA read both operands K-major, so
- * an MN-major one (A col, B row: `A @ B`) is transposed into the workspace first. Any row length: an operand whose rows are not a multiple of 16 bytes (TMA's
- * stride rule) is copied to a padded one in the workspace first (gemm_sm90's pad path, issue
- * 20); a task whose copies or split-K partials exceed its workspace limit is refused by every
+ * an MN-major one (A col, B row: `A @ B`) is transposed into the workspace first. Any row
+ * length: an operand whose rows are not a multiple of 16 bytes (TMA's stride rule) is copied
+ * to a padded one in the workspace first (gemm_sm90's pad path, issue 20); a task whose copies or split-K partials exceed its workspace limit is refused by every
  * candidate at run time and moves to gemm_simt then (builtin_fallback_file).
  */
 static int sm90_takes(const struct task *t)
