@@ -588,7 +588,8 @@ static int rowwise_regs_fit(const struct task *t, long mode, long threads)
 
 /*
  * 1 when a candidate (of a stage around base) cannot help this task or duplicates another:
- * smaller GEMM tiles or split-K where the tiles already fill the GPU, one-read softmax modes
+ * smaller GEMM tiles or split-K where the tiles already fill the GPU, another smem order where
+ * no operand is MN-major, one-read softmax modes
  * whose row cannot fit on chip, cluster sizes without the mode that uses them, pipeline depths
  * the shared memory clamps.
  */
@@ -608,6 +609,13 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		if (fit < 2)
 			return 1; /* tf32 at BK = 128: two stages do not fit (a static_assert) */
 		if (stages > fit && stages != pval(sp, base, "CG_P_STAGES", 0, 2))
+			return 1;
+		/* the smem order of MN-major atoms: the same kernel where both operands are read
+		 * K-major (A row and B col, or tf32/fp8, whose MN-major operands are transposed
+		 * first) */
+		int mn_major = !(fp8 || t->in_dtype == DT_FP32) &&
+			       (t->a_layout == LAYOUT_COL || t->b_layout == LAYOUT_ROW);
+		if (!mn_major && pval(sp, c, "CG_P_MN_ORDER", 0, 0) != pval(sp, base, "CG_P_MN_ORDER", 0, 0))
 			return 1;
 		/* one M tile: the second CTA of an M pair only multiplies zero-filled rows */
 		if (sm90_one_m_tile(t) && pval(sp, c, "CG_P_CLUSTER_M", 0, 1) > 1)

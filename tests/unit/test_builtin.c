@@ -510,6 +510,50 @@ static int walk_all(const struct builtin_space *sp, const struct task *t, struct
 	return n;
 }
 
+/* The smem order of MN-major atoms is tried only where an operand is read MN-major: a 16-bit
+ * A @ B (B row), not nn.Linear's A @ W^T (B col), nor tf32 or fp8 whose MN-major operands are
+ * transposed first (the same kernel again, a compile and an evaluation for nothing). */
+TEST(builtin_mn_order_only_for_mn_major)
+{
+	struct builtin_space sp;
+	struct strbuf sb = STRBUF_INIT;
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	const struct {
+		enum dtype in;
+		enum precision prec;
+		enum layout b;
+		int tried;
+	} cases[] = {
+		{ DT_BF16, PREC_BF16, LAYOUT_ROW, 1 },
+		{ DT_BF16, PREC_BF16, LAYOUT_COL, 0 },
+		{ DT_FP32, PREC_TF32, LAYOUT_ROW, 0 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		t->in_dtype = cases[i].in;
+		t->out_dtype = cases[i].in == DT_FP32 ? DT_FP32 : t->out_dtype;
+		t->precision = cases[i].prec;
+		t->a_layout = LAYOUT_ROW;
+		t->b_layout = cases[i].b;
+		CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+		CHECK_STR(sp.family, "gemm_sm90");
+		struct builtin_config c;
+		builtin_start(&sp, t, &c);
+		strbuf_reset(&sb);
+		builtin_config_format(&sp, &c, &sb);
+		const char *start = strstr(sb.buf, "CG_P_MN_ORDER=");
+		CHECK(start != NULL);
+		char other[32];
+		snprintf(other, sizeof(other), "CG_P_MN_ORDER=%c", start && start[14] == '1' ? '0' : '1');
+		strbuf_reset(&sb);
+		CHECK(walk_all(&sp, t, &sb) > 3);
+		CHECK_INT(strstr(sb.buf, other) != NULL, cases[i].tried);
+		builtin_space_release(&sp);
+	}
+	strbuf_release(&sb);
+	task_free(t);
+}
+
 /* Issue 20, softmax rows: a short row starts one per warp in registers (mode 2), a medium one
  * one per CTA in registers (mode 3, the fewest threads holding it at 4 vectors each), a long
  * row (or few rows) the declared one-read cluster start; register modes are never tried
