@@ -10,7 +10,7 @@
 # Writes $OUT/class_table.json and $OUT/class_table.md (and $OUT/classes/NAME/: task file, run,
 # eval JSON, profile JSON).
 #   OUT=DIR [BUDGET=seconds (default 1500)] [PER_TASK=seconds (default 240)] [ITERS=N]
-#   [CLASSES=bench/classes.json] [ONLY="name1 name2"] bash bench/class_table.sh
+#   [CLASSES=bench/classes.json] [ONLY="name1 name2" (in this order)] bash bench/class_table.sh
 # BUDGET: no task is started once it is spent (those are marked "not run"); each task's walk
 # gets at most PER_TASK seconds of nodes (--max-wall) and is killed 120 s after that.
 set -u
@@ -34,9 +34,10 @@ for c in json.load(open(sys.argv[1]))["classes"]:
     print(name)
 PY
 ) || { echo "error: cannot read $CLASSES" >&2; exit 2; }
-for name in $names; do
+# ONLY: those classes, in its order (the first ones run before a budget runs out)
+for name in ${ONLY:-$names}; do
     d="$OUT/classes/$name"
-    if [ -n "${ONLY:-}" ] && ! grep -qw "$name" <<<"$ONLY"; then continue; fi
+    grep -qxF "$name" <<<"$names" || { echo "error: ONLY names '$name', no class of $CLASSES" >&2; continue; }
     left=$(( BUDGET - ($(date +%s) - T0) ))
     if [ "$left" -lt 60 ]; then
         python3 -c 'import json, sys; d = sys.argv[1]; print(json.dumps({"name": sys.argv[2], "class": json.load(open(d + "/class.json")), "task": json.load(open(d + "/task.json")), "status": "not run", "why": "time budget spent"}))' \
@@ -90,6 +91,12 @@ except (OSError, ValueError):
     ev = None
 if ev is None:
     row["status"] = "no correct kernel" if rc != 124 else "walk timed out"
+    try:  # the run's own last words: why it ended without a kernel
+        errs = [l.strip() for l in open(os.path.join(d, "run.log")) if l.startswith("error:")]
+        if errs:
+            row["status"], row["why"] = "run failed", errs[-1][:400]
+    except OSError:
+        pass
 else:
     rep = ev.get("report", ev)
     m = rep.get("metrics", {}) or {}
@@ -110,7 +117,7 @@ else:
         pass
 print(json.dumps(row))
 PY
-    tail -1 "$OUT/class_rows.jsonl" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("   ", r.get("status"), {k: r.get(k) for k in ("ms", "vs_cublaslt", "roofline_fraction", "vs_eager", "vs_compile")})'
+    tail -1 "$OUT/class_rows.jsonl" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("   ", r.get("status"), r.get("why") or {k: r.get(k) for k in ("ms", "vs_cublaslt", "roofline_fraction", "vs_eager", "vs_compile")})'
 done
 python3 - "$OUT" "$(date -u +%FT%TZ)" "$(cat COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
 import json, os, subprocess, sys
