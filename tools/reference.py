@@ -934,7 +934,6 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
             if wrote:
                 args = case_inputs(torch, mod, model, c, meta_inputs, template)
                 ins = [args[i] for i in tidx]
-        if tensors is None:
             tensors = ([{"name": names[i], "role": "input", "dtype": dtype_name(args[i].dtype),
                          "shape": [int(s) for s in args[i].shape]} for i in tidx]
                        + [{"name": n, "role": "buffer" if n in bufnames else "parameter",

@@ -262,15 +262,14 @@ static void print_torch(json_t *tj)
 	const char *e = json_string_value(json_object_get(tj, "error"));
 	const char *ce = json_string_value(json_object_get(tj, "compile_error"));
 	const char *ver = json_string_value(json_object_get(tj, "torch"));
+	const char *mode = json_string_value(json_object_get(tj, "compile_mode"));
 	if (eager > 0)
 		printf("PyTorch   eager %.4g ms (torch %s): %.2fx\n", eager, ver ? ver : "?",
 		       json_number_value(json_object_get(tj, "speedup_vs_torch")));
 	else
 		printf("PyTorch   no eager figure: %.300s\n", e ? e : "none given");
 	if (cms > 0)
-		printf("PyTorch   torch.compile %.4g ms (%s): %.2fx\n", cms,
-		       json_string_value(json_object_get(tj, "compile_mode")) ?
-		       json_string_value(json_object_get(tj, "compile_mode")) : "?",
+		printf("PyTorch   torch.compile %.4g ms (%s): %.2fx\n", cms, mode ? mode : "?",
 		       json_number_value(json_object_get(tj, "speedup_vs_torch_compile")));
 	else if (eager > 0 || ce)
 		printf("PyTorch   torch.compile failed: %.300s\n", ce ? ce : "no time given");
