@@ -145,11 +145,43 @@ def _dl_array(tensors, keep):
     return arr
 
 
+def _adopt_tensor_attributes(model):
+    """Tensors a module keeps as plain attributes (self.h0 = torch.randn(...)) become its
+    non-persistent buffers, as cutegen's reference process makes them: .to() moves them and the
+    kernel receives them; state_dict() stays the module's own."""
+    for _, m in list(model.named_modules()):
+        for k, v in list(vars(m).items()):
+            if (not k.startswith("_") and k not in m._buffers and isinstance(v, torch.Tensor)
+                    and not isinstance(v, torch.nn.Parameter)):
+                del m.__dict__[k]
+                m.register_buffer(k, v, persistent=False)
+
+
+def _state_tensors(model):
+    """(name, tensor) of the module's tensors the kernel receives after forward's: state_dict()
+    in its order, then the buffers it leaves out (non-persistent ones, adopted attributes)."""
+    state = [(n, t) for n, t in model.state_dict().items() if isinstance(t, torch.Tensor)]
+    seen = {n for n, _ in state}
+    return state + [(n, b.detach()) for n, b in model.named_buffers()
+                    if n not in seen and isinstance(b, torch.Tensor)]
+
+
+def _build(cls, init, device):
+    """cls(*init) as cutegen judged the module: tensor init arguments on device, tensor
+    attributes adopted, in the mode of the ABI (eval unless the task says train)."""
+    init = [a.to(device) if isinstance(a, torch.Tensor) else a for a in init]
+    torch.manual_seed(SEED)
+    m = cls(*init)
+    _adopt_tensor_attributes(m)
+    return m.to(device).train(ABI.get("mode") == "train")
+
+
 class ModelNew(Model):
     """The module's Model with forward replaced by the cutegen kernel."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        _adopt_tensor_attributes(self)
         # numbers among the constructor's arguments are the kernel's last scalars
         self._cutegen_init_scalars = [float(v) for v in args if _is_number(v)]
         self._cutegen_init = (args, kwargs)
@@ -167,7 +199,7 @@ class ModelNew(Model):
             else:
                 raise TypeError("%s: forward's argument %d is a %s; the kernel takes tensors and "
                                 "numbers" % (NAME, i, type(a).__name__))
-        state = [(n, t) for n, t in self.state_dict().items() if isinstance(t, torch.Tensor)]
+        state = _state_tensors(self)
         want = [t["name"] for t in ABI["tensors"] if t["role"] in ("parameter", "buffer")]
         if [n for n, _ in state] != want:
             raise RuntimeError("%s: the module's state_dict holds %s, the kernel was exported for %s"
@@ -306,10 +338,8 @@ def check(device="cuda"):
     torch.backends.cudnn.allow_tf32 = False
     torch.manual_seed(SEED)
     init = list(reference.get_init_inputs())
-    torch.manual_seed(SEED)
-    model = Model(*init).to(device).eval()
-    torch.manual_seed(SEED)
-    new = ModelNew(*init).to(device).eval()
+    model = _build(Model, init, device)
+    new = _build(ModelNew, init, device)
     new.load_state_dict(model.state_dict())
     torch.manual_seed(SEED)
     args = [a.to(device) if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]

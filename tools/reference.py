@@ -450,18 +450,85 @@ def load_task(torch, path):
     return mod, meta, cls
 
 
-def build_model(torch, mod, cls, seed, device):
-    """Model(*get_init_inputs()) under torch.manual_seed(seed), on device, in eval mode."""
+MODES = ("eval", "train")
+
+
+def mode_of(meta, path):
+    """The mode forward runs in: CUTEGEN's "mode", else eval."""
+    mode = meta.get("mode", "eval")
+    if mode not in MODES:
+        raise Fail("import", "CUTEGEN's \"mode\" in '%s' must be \"eval\" (Model().eval(), the "
+                   "default) or \"train\" (training mode, as KernelBench runs Model()); got %r"
+                   % (path, mode))
+    return mode
+
+
+def build_model(torch, mod, cls, seed, device, mode="eval"):
+    """Model(*get_init_inputs()) under torch.manual_seed(seed), its tensor attributes adopted
+    as buffers, on device, in mode ("eval" or "train"). Tensors among get_init_inputs() go to
+    device first, as KernelBench's harness moves them."""
     torch.manual_seed(seed)
     init = call_user("init", "get_init_inputs()", mod.get_init_inputs)
     if not isinstance(init, (list, tuple)):
         raise Fail("init", "get_init_inputs() must return a list (got %s)" % type(init).__name__)
-    init = list(init)
+    init = [call_user("gpu", "moving an init input to %s" % device, v.to, device)
+            if is_tensor(torch, v) else v for v in init]
     model = call_user("init", "Model(*get_init_inputs())", cls, *init)
+    adopt_tensor_attributes(torch, model)
     model = call_user("gpu", "moving the model to %s" % device, model.to, device)
-    if hasattr(model, "eval"):
+    if hasattr(model, "train"):
+        model.train(mode == "train")
+    elif mode == "eval" and hasattr(model, "eval"):
         model.eval()
     return model, init
+
+
+def adopt_tensor_attributes(torch, model):
+    """Tensors a module keeps as plain attributes (self.h0 = torch.randn(...), as KernelBench's
+    level 3 RNNs keep their initial state; a tensor from get_init_inputs()) become its
+    non-persistent buffers: .to() and .double() convert them, the kernel receives them
+    (state_tensors), and state_dict() stays what the module's own is."""
+    if not hasattr(model, "named_modules"):
+        return
+    P = getattr(getattr(torch, "nn", None), "Parameter", ())
+    for _, m in list(model.named_modules()):
+        bufs = getattr(m, "_buffers", {})
+        for k, v in list(vars(m).items()):
+            if k.startswith("_") or k in bufs or not is_tensor(torch, v) or isinstance(v, P):
+                continue
+            del m.__dict__[k]
+            m.register_buffer(k, v, persistent=False)
+
+
+def state_tensors(torch, model):
+    """The module's tensors as the kernel receives them, after forward's: state_dict() in its
+    order, then the buffers it leaves out (non-persistent ones, adopted attributes); a list of
+    (name, tensor, role)."""
+    state = call_user("init", "state_dict()", model.state_dict)
+    items = [(n, t) for n, t in state.items() if is_tensor(torch, t)]
+    bufs = list(model.named_buffers()) if hasattr(model, "named_buffers") else []
+    seen = {n for n, _ in items}
+    items += [(n, b.detach()) for n, b in bufs if n not in seen and is_tensor(torch, b)]
+    bufnames = {n for n, _ in bufs}
+    return [(n, t, "buffer" if n in bufnames else "parameter") for n, t in items]
+
+
+def mode_modules(torch, model):
+    """The submodules that compute otherwise in training than in eval mode: batch norms
+    (batch statistics vs running ones), dropouts with p > 0, instance norms that track running
+    statistics, RNNs and attention with dropout; "Class name" strings."""
+    if not hasattr(model, "named_modules"):
+        return []
+    out = []
+    for name, m in model.named_modules():
+        kinds = {k.__name__ for k in type(m).__mro__}
+        p = getattr(m, "p", getattr(m, "dropout", 0))
+        p = p if isinstance(p, (int, float)) else 0
+        if ("_BatchNorm" in kinds and getattr(m, "track_running_stats", True)) or \
+                ("_InstanceNorm" in kinds and getattr(m, "track_running_stats", False)) or \
+                (kinds & {"_DropoutNd", "RNNBase", "MultiheadAttention"} and p > 0):
+            out.append("%s %s" % (type(m).__name__, name or "(the model)"))
+    return out
 
 
 def on_device(torch, device):
@@ -513,7 +580,8 @@ def describe(torch, path, seed):
                    "CUDA device here; run it on a machine with one" % path)
     device = "cuda" if cuda else "cpu"
 
-    model, init = build_model(torch, mod, cls, seed, device)
+    mode = mode_of(meta, path)
+    model, init = build_model(torch, mod, cls, seed, device, mode)
     raw = draw_inputs(torch, mod, seed, device)
     names = forward_arg_names(model, len(raw))
     args, ins, inputs, fwd_scalars, scalars = [], [], [], [], []
@@ -538,12 +606,8 @@ def describe(torch, path, seed):
         if is_number(v):
             init_scalars.append(float(v))
             scalars.append({"name": inames[i], "value": float(v), "from": "get_init_inputs"})
-    params = []
-    state = call_user("init", "state_dict()", model.state_dict)
-    bufnames = {n for n, _ in model.named_buffers()} if hasattr(model, "named_buffers") else set()
-    for n, t in state.items():
-        if is_tensor(torch, t):
-            params.append(tensor_info(torch, n, t, "buffer" if n in bufnames else "parameter"))
+    state = state_tensors(torch, model)
+    params = [tensor_info(torch, n, t, role) for n, t, role in state]
     versions = [t._version for t in ins]
     with torch.no_grad():
         out = call_user("forward", "forward", model, *args)
@@ -573,7 +637,7 @@ def describe(torch, path, seed):
     dtype = meta.get("dtype") or (dts.pop() if len(dts) == 1 else ("mixed" if dts else "none"))
     precision = meta.get("precision") or PRECISION_OF.get(dtype, "none")
     nbytes = sum(numel(t) * element_size(t) for t in ins + outs)
-    nbytes += sum(numel(t) * element_size(t) for t in state.values() if is_tensor(torch, t))
+    nbytes += sum(numel(t) * element_size(t) for _, t, _ in state)
     has_state = bool(params)
     lowered, why = lower(torch, F, model, args, ins, fwd_scalars, init_scalars,
                          out if len(outs) == 1 and not isinstance(out, (tuple, list)) else None,
@@ -604,7 +668,8 @@ def describe(torch, path, seed):
     return {
         "file": os.path.abspath(path), "name": stem, "device": device,
         "torch": getattr(torch, "__version__", "unknown"), "seed": seed,
-        "meta": meta, "dtype": dtype, "precision": precision,
+        "meta": meta, "mode": mode, "mode_modules": mode_modules(torch, model),
+        "dtype": dtype, "precision": precision,
         "inputs": inputs, "params": params, "scalars": scalars, "outputs": outputs,
         "flops": flops, "bytes": nbytes, "workload": workload, "workload_why": wwhy,
         "kernels": kernels, "lowered": low, "lowered_why": why,
@@ -850,11 +915,10 @@ def oom_error(torch):
 
 def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fraction, seed,
                   dev, req, exporter, notes):
-    model, _ = build_model(torch, mod, cls, seed, "cuda")
+    model, _ = build_model(torch, mod, cls, seed, "cuda", mode_of(meta, req.get("file")))
     names, tidx = None, None
-    state = call_user("init", "state_dict()", model.state_dict)
-    bufnames = {n for n, _ in model.named_buffers()}
-    params = [(n, t) for n, t in state.items() if is_tensor(torch, t)]
+    state = state_tensors(torch, model)
+    params = [(n, t) for n, t, _ in state]
     param_h = [exporter.export(t.detach()) for _, t in params]
     torch.cuda.synchronize()
     free0, _ = torch.cuda.mem_get_info()
@@ -936,9 +1000,8 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
                 ins = [args[i] for i in tidx]
             tensors = ([{"name": names[i], "role": "input", "dtype": dtype_name(args[i].dtype),
                          "shape": [int(s) for s in args[i].shape]} for i in tidx]
-                       + [{"name": n, "role": "buffer" if n in bufnames else "parameter",
-                           "dtype": dtype_name(t.dtype), "shape": [int(s) for s in t.shape]}
-                          for n, t in params]
+                       + [{"name": n, "role": role, "dtype": dtype_name(t.dtype),
+                           "shape": [int(s) for s in t.shape]} for n, t, role in state]
                        + [{"name": "out" if len(ref) == 1 else "out%d" % k, "role": "output", "dtype": dtype_name(o.dtype),
                            "shape": [int(s) for s in o.shape]} for k, o in enumerate(ref)])
         check_shapes(tensors, ins, ref, c)

@@ -294,6 +294,9 @@ void prompt_describe_module(const struct module_desc *md, const char *source, st
 		strbuf_addstr(out, "scalars: none (num_scalars is 0); values the module fixes in "
 				   "__init__ (a kernel size, a dim) are constants of this task\n");
 	}
+	strbuf_addstr(out, "mode: forward is judged as the module computes in ");
+	module_mode_note(md, out);
+	strbuf_addch(out, '\n');
 	strbuf_addstr(out, "checked against the module run in float64 (the truth) on several seeds "
 			   "of get_inputs()'s own draw, N(0,1) and 64 N(0,1) inputs (inputs the module "
 			   "names in CUTEGEN keep their own draw); an element passes when its error "

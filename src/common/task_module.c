@@ -211,6 +211,45 @@ static int get_num(json_t *o, const char *key, double dflt, double *out, char **
 	return 0;
 }
 
+/* "mode_modules": an array of strings, joined with ", " into md->mode_modules (NULL when
+ * absent or empty). */
+static int get_mode_modules(json_t *o, struct module_desc *md, char **err, const char *origin)
+{
+	json_t *a = json_object_get(o, "mode_modules");
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a))
+		return fail(err, origin, "has a 'mode_modules' that is not an array");
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *e = json_array_get(a, i);
+		const char *v = json_string_value(e);
+		int ctl = 0;
+		for (const char *c = v; c && *c; c++)
+			ctl |= (unsigned char)*c < 0x20;
+		if (!v || ctl || sb.len + json_string_length(e) > TEXT_MAX_LEN) {
+			strbuf_release(&sb);
+			return fail(err, origin, "has a 'mode_modules' item that is not a short line of text");
+		}
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", v);
+	}
+	if (sb.len)
+		md->mode_modules = strbuf_detach(&sb, NULL);
+	strbuf_release(&sb);
+	return 0;
+}
+
+void module_mode_note(const struct module_desc *md, struct strbuf *out)
+{
+	int train = md->mode && !strcmp(md->mode, "train");
+	strbuf_addstr(out, train ? "train (training mode, CUTEGEN \"mode\": \"train\")" : "eval (Model().eval())");
+	if (md->mode_modules)
+		strbuf_addf(out, ": %s compute%s %s", md->mode_modules, strchr(md->mode_modules, ',') ? "" : "s",
+			    train ? "as in training (batch statistics, dropout on)"
+				  : "as in inference (running statistics, no dropout); KernelBench runs "
+				    "Model() in training mode: CUTEGEN = {\"mode\": \"train\"} judges that");
+}
+
 struct module_desc *module_desc_parse(const char *text, size_t len, const char *origin, char **err)
 {
 	if (len > MODULE_DESC_MAX) {
@@ -239,6 +278,16 @@ struct module_desc *module_desc_parse(const char *text, size_t len, const char *
 	    get_str(o, "workload", 1, 32, &md->workload, err, origin) ||
 	    get_str(o, "workload_why", 0, TEXT_MAX_LEN, &md->workload_why, err, origin) ||
 	    get_str(o, "lowered_why", 0, TEXT_MAX_LEN, &md->lowered_why, err, origin))
+		goto out;
+	if (get_str(o, "mode", 0, 16, &md->mode, err, origin))
+		goto out;
+	if (!md->mode)
+		md->mode = xstrdup("eval");
+	else if (strcmp(md->mode, "eval") && strcmp(md->mode, "train")) {
+		fail(err, origin, "names the unknown mode '%s' (eval or train)", md->mode);
+		goto out;
+	}
+	if (get_mode_modules(o, md, err, origin))
 		goto out;
 	if (!one_of(md->workload, workloads_ok, sizeof(workloads_ok) / sizeof(*workloads_ok))) {
 		fail(err, origin, "names the unknown workload class '%s'", md->workload);
@@ -333,6 +382,8 @@ void module_desc_free(struct module_desc *md)
 	free(md->workload);
 	free(md->workload_why);
 	free(md->lowered_why);
+	free(md->mode);
+	free(md->mode_modules);
 	if (md->lowered)
 		task_free(md->lowered);
 	free(md);
@@ -344,6 +395,9 @@ void module_desc_format(const struct module_desc *md, struct strbuf *out)
 	strbuf_addf(out, "dtype     %s (precision %s)\n", md->dtype, md->precision);
 	strbuf_addf(out, "workload  %s%s%s%s\n", md->workload, md->workload_why ? " (" : "",
 		    md->workload_why ? md->workload_why : "", md->workload_why ? ")" : "");
+	strbuf_addstr(out, "mode      ");
+	module_mode_note(md, out);
+	strbuf_addch(out, '\n');
 	strbuf_addf(out, "arguments (as the kernel receives them: inputs, parameters and buffers, "
 		    "outputs)\n");
 	for (int i = 0; i < md->ntensors; i++) {
@@ -379,6 +433,8 @@ void module_desc_to_json(const struct module_desc *md, struct strbuf *out)
 	json_object_set_new(o, "dtype", json_string(md->dtype));
 	json_object_set_new(o, "precision", json_string(md->precision));
 	json_object_set_new(o, "workload", json_string(md->workload));
+	json_object_set_new(o, "mode", json_string(md->mode ? md->mode : "eval"));
+	json_object_set_new(o, "mode_modules", md->mode_modules ? json_string(md->mode_modules) : json_null());
 	for (int i = 0; i < md->ntensors; i++) {
 		const struct module_tensor *t = &md->tensors[i];
 		json_t *sh = json_array();

@@ -53,6 +53,9 @@ struct module_desc {
 	char *workload;         /* gemm-like, memory-bound, reduction, convolution, attention, other */
 	char *workload_why;
 	char *lowered_why;      /* why (not) lowered */
+	char *mode;             /* "eval" (Model().eval(), the default) or "train" (CUTEGEN "mode") */
+	char *mode_modules;     /* the submodules that compute otherwise in the other mode
+				   ("BatchNorm2d bn, Dropout drop"), or NULL */
 	double flops;           /* torch.utils.flop_counter's count; < 0 when unknown */
 	double bytes;           /* inputs, parameters, buffers and outputs, each once */
 	int ntensors, ninputs, nparams, noutputs;
@@ -83,6 +86,9 @@ int module_dir_list(const char *dir, char ***paths, char **err);
  * scalars). */
 void module_desc_format(const struct module_desc *md, struct strbuf *out);
 const char *module_role_name(enum module_role r);
+/* Appends the mode forward is judged in, with the submodules it changes and how to pick the
+ * other ("eval (Model().eval()): BatchNorm2d bn computes as in inference; ..."). */
+void module_mode_note(const struct module_desc *md, struct strbuf *out);
 /* The description as `task show --json` prints it (tensors in ABI order with their roles,
  * scalars, workload, the lowered task's canonical JSON or null); appends to out. */
 void module_desc_to_json(const struct module_desc *md, struct strbuf *out);

@@ -75,6 +75,17 @@ show_list "$M/scalar_mul.py" >"$T/want2"
 abi_list "$T/sm/scalar_mul_model.py" >"$T/got2" 2>"$T/out"
 check "a number among forward's arguments is the scalar ModelNew passes" 'cmp -s "$T/want2" "$T/got2" && grep -qx "scalars \[3.14\]" "$T/got2"'
 
+# a module keeping tensors as plain attributes: ModelNew passes them after state_dict's, as
+# the reference process does, and its state_dict stays the module's own
+C export --kernel "$K" --task "$M/state_attr.py" --out "$T/sa"
+show_list "$M/state_attr.py" >"$T/want4"
+abi_list "$T/sa/state_attr_model.py" >"$T/got4" 2>"$T/out"
+check "tensor attributes: ModelNew passes them as task show lists them (w, h0 after fc's)" \
+    'cmp -s "$T/want4" "$T/got4" && [ "$(grep -c " buffer " "$T/got4")" = 2 ] && grep -qx "h0 buffer fp32 \[8, 6\]" "$T/got4"' ||
+    { diff "$T/want4" "$T/got4"; cat "$T/out"; }
+check "... and load_state_dict of the module's own state_dict works" \
+    '(cd "$T/sa" && python3 -c "import torch, state_attr_model as m; a = m.Model(torch.randn(4, 6), 0.5); n = m.ModelNew(torch.randn(4, 6), 0.5); n.load_state_dict(a.state_dict()); assert list(n.state_dict()) == [\"fc.weight\", \"fc.bias\"]")' 
+
 # ---- 2. usage errors ----
 C export --kernel "$K" --task kb1/19_relu --out "$T/x"; rc=$?
 check "--task that is not a module: exit 2, says to export a run (rc $rc)" '[ $rc -eq 2 ] && grep -q "is not a module file" "$T/out"'

@@ -69,6 +69,20 @@ C task show "$M/suite/3_softmax.py"
 check "softmax over the last dim lowers, workload reduction" \
     'grep -q "^lowered   to the built-in softmax" "$T/out" && grep -q "^workload  reduction" "$T/out"'
 
+C task show "$M/state_attr.py"; rc=$?
+check "plain tensor attributes are passed as buffers, after state_dict's tensors (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -A6 "^arguments" "$T/out" | sed -n 2,7p | awk "{print \$2, \$3, \$5 \$6}" | tr "\n" ";" | grep -qx "input x \[8,4\];parameter fc.weight \[6,6\];parameter fc.bias \[6\];buffer w \[4,6\];buffer h0 \[8,6\];output out \[8,6\];"' || cat "$T/out"
+check "eval mode by default; the dropout it changes is named with how to judge training mode" \
+    'grep -q "^mode      eval (Model().eval()): Dropout drop computes as in inference (running statistics, no dropout); KernelBench runs Model() in training mode: CUTEGEN = {\"mode\": \"train\"} judges that" "$T/out"'
+sed 's/^def get_inputs/CUTEGEN = {"mode": "train"}\ndef get_inputs/' "$M/state_attr.py" >"$T/state_train.py"
+C task show "$T/state_train.py"; rc=$?
+check "CUTEGEN mode train with a dropout: forward is random, refused (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "forward is not deterministic.*dropout in training mode" "$T/out"'
+sed 's/^def get_inputs/CUTEGEN = {"mode": "training"}\ndef get_inputs/' "$M/state_attr.py" >"$T/state_bad.py"
+C task show "$T/state_bad.py"; rc=$?
+check "an unknown mode: exit 3, names the two (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "CUTEGEN.s \"mode\" in .* must be \"eval\" (Model().eval(), the default) or \"train\"" "$T/out"'
+
 C task show "$M/stdin_stdout.py"; rc=$?
 check "a module that prints to stdout cannot disturb the protocol (rc $rc)" \
     '[ $rc -eq 0 ] && grep -q "^lowered   to the built-in elementwise" "$T/out"'

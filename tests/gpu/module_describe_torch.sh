@@ -2,7 +2,8 @@
 # Modules written to break the description, with real PyTorch (never in CI: it has none; on
 # the CPU where PyTorch sees no GPU): tuple, bool, int64, transposed and aliased outputs, an
 # in-place forward, int, float and bool arguments, a tuple init value, buffers, fp16
-# parameters, a random forward, a complex input, KernelBench names missing. Each `cutegen
+# parameters, a random forward, a complex input, KernelBench names missing, tensors kept as plain
+# attributes (an RNN's initial state, a tensor init input), eval and training modes. Each `cutegen
 # task show FILE` must exit and print as tests/data/modules/torch_cases/expect.txt says.
 # Prints "N passed, N failed".
 # usage: BUILD=build [CUTEGEN_PYTHON=PY] bash tests/gpu/module_describe_torch.sh

@@ -391,6 +391,7 @@ TEST(prompt_module_not_lowered_shows_the_module)
 	CHECK_HAS(sys.buf, "the module contract: For a module task");
 	CHECK_HAS(sys.buf, "then the module's parameters and");
 	CHECK_HAS(sys.buf, "precision contract: strict (fp32 data computed in fp32");
+	CHECK_HAS(sys.buf, "mode: forward is judged as the module computes in eval (Model().eval())\n");
 	CHECK_HAS(sys.buf, "checked against the module run in float64");
 	CHECK_HAS(sys.buf, "workload class: memory-bound (");
 	CHECK(!strstr(sys.buf, "\nop: "));  /* no built-in op is claimed */

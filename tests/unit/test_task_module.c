@@ -70,11 +70,55 @@ TEST(module_desc_abi_order)
 	module_desc_format(md, &sb);
 	CHECK_HAS(sb.buf, "  1  parameter fc.weight            fp32  [48, 64]");
 	CHECK_HAS(sb.buf, "lowered   no: the module has parameters");
+	CHECK_HAS(sb.buf, "mode      eval (Model().eval())\n");
 	strbuf_reset(&sb);
 	module_desc_to_json(md, &sb);
 	CHECK_HAS(sb.buf, "\"role\": \"buffer\"");
+	CHECK_HAS(sb.buf, "\"mode\": \"eval\"");
 	strbuf_release(&sb);
 	module_desc_free(md);
+}
+
+/* the mode forward is judged in, and the submodules it changes: printed with how to pick the
+ * other one */
+TEST(module_desc_mode)
+{
+	const char *j = GOOD_HEAD GOOD_TENSORS ", \"mode\": \"eval\", \"mode_modules\": "
+		"[\"BatchNorm2d bn\", \"Dropout drop\"]}";
+	char *err = NULL;
+	struct module_desc *md = module_desc_parse(j, strlen(j), "m.py", &err);
+	CHECK(md != NULL);
+	if (!md) {
+		free(err);
+		return;
+	}
+	CHECK_STR(md->mode, "eval");
+	CHECK_STR(md->mode_modules, "BatchNorm2d bn, Dropout drop");
+	struct strbuf sb = STRBUF_INIT;
+	module_desc_format(md, &sb);
+	CHECK_HAS(sb.buf, "mode      eval (Model().eval()): BatchNorm2d bn, Dropout drop compute as in "
+		  "inference (running statistics, no dropout); KernelBench runs Model() in training "
+		  "mode: CUTEGEN = {\"mode\": \"train\"} judges that\n");
+	module_desc_free(md);
+	j = GOOD_HEAD GOOD_TENSORS ", \"mode\": \"train\", \"mode_modules\": [\"BatchNorm1d norm\"]}";
+	md = module_desc_parse(j, strlen(j), "m.py", &err);
+	CHECK(md != NULL);
+	if (md) {
+		strbuf_reset(&sb);
+		module_desc_format(md, &sb);
+		CHECK_HAS(sb.buf, "mode      train (training mode, CUTEGEN \"mode\": \"train\"): "
+			  "BatchNorm1d norm computes as in training");
+		strbuf_reset(&sb);
+		module_desc_to_json(md, &sb);
+		CHECK_HAS(sb.buf, "\"mode\": \"train\"");
+		CHECK_HAS(sb.buf, "\"mode_modules\": \"BatchNorm1d norm\"");
+		module_desc_free(md);
+	}
+	strbuf_release(&sb);
+	CHECK_PERR(GOOD_HEAD GOOD_TENSORS ", \"mode\": \"inference\"}", "unknown mode 'inference' (eval or train)");
+	CHECK_PERR(GOOD_HEAD GOOD_TENSORS ", \"mode_modules\": \"bn\"}", "'mode_modules' that is not an array");
+	CHECK_PERR(GOOD_HEAD GOOD_TENSORS ", \"mode_modules\": [3]}", "not a short line of text");
+	CHECK_PERR(GOOD_HEAD GOOD_TENSORS ", \"mode_modules\": [\"a\\nb\"]}", "not a short line of text");
 }
 
 TEST(module_desc_lowered_twin)

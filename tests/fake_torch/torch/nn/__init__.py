@@ -28,9 +28,16 @@ class Module:
             self._modules[name] = v
         object.__setattr__(self, name, v)
 
-    def register_buffer(self, name, t):
+    def register_buffer(self, name, t, persistent=True):
         self._buffers[name] = t
+        if not persistent:
+            self.__dict__.setdefault("_non_persistent", set()).add(name)
         object.__setattr__(self, name, t)
+
+    def named_modules(self, prefix=""):
+        yield prefix.rstrip("."), self
+        for mn, m in self._modules.items():
+            yield from m.named_modules(prefix + mn + ".")
 
     def __call__(self, *a, **k):
         return self.forward(*a, **k)
@@ -55,10 +62,18 @@ class Module:
         for n, p in self._params.items():
             d[prefix + n] = p
         for n, b in self._buffers.items():
-            d[prefix + n] = b
+            if n not in self.__dict__.get("_non_persistent", ()):
+                d[prefix + n] = b
         for mn, m in self._modules.items():
             d.update(m.state_dict(prefix + mn + "."))
         return d
+
+    def load_state_dict(self, sd):
+        mine = self.state_dict()
+        if list(mine) != list(sd):
+            raise RuntimeError("Error(s) in loading state_dict: keys %s, got %s" % (list(mine), list(sd)))
+        for k, v in sd.items():
+            mine[k].a[...] = v.a
 
     def _apply(self, fn):
         for d in (self._params, self._buffers):
@@ -91,9 +106,14 @@ class Module:
     def cuda(self):
         _t._no_cuda()
 
-    def eval(self):
-        object.__setattr__(self, "training", False)
+    def train(self, mode=True):
+        object.__setattr__(self, "training", bool(mode))
+        for m in self._modules.values():
+            m.train(mode)
         return self
+
+    def eval(self):
+        return self.train(False)
 
 
 class Linear(Module):
@@ -110,3 +130,17 @@ class Linear(Module):
 class ReLU(Module):
     def forward(self, x):
         return _t.relu(x)
+
+
+class _DropoutNd(Module):
+    def __init__(self, p=0.5):
+        Module.__init__(self)
+        object.__setattr__(self, "p", p)
+
+
+class Dropout(_DropoutNd):
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = _t.rand(*x.shape) > self.p
+        return _t.where(keep, x * (1.0 / (1 - self.p)), _t.zeros_like(x))

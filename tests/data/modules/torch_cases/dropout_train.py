@@ -1,0 +1,18 @@
+import torch
+import torch.nn as nn
+
+CUTEGEN = {"mode": "train"}
+
+class Model(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(c)
+        self.drop = nn.Dropout(0.1)
+    def forward(self, x):
+        return self.drop(self.bn(x))
+
+def get_inputs():
+    return [torch.randn(256, 32)]
+
+def get_init_inputs():
+    return [32]
