@@ -1,7 +1,10 @@
 /*
- * Matrix-vector product y = A @ x (op matvec), fp32 with fp32 FMA accumulation, for the
- * cutegen kernel contract (docs/kernel-abi.md). Purely bandwidth-bound: every element of A
- * is read once (KernelBench 4: M = 2048, K = 1048576, 8 GB of A).
+ * Matrix-vector product y = A @ x (op matvec) with fp32 FMA accumulation, for the cutegen
+ * kernel contract (docs/kernel-abi.md). A and x are CG_T_IN (float, cute::half_t or
+ * cute::bfloat16_t), y is CG_T_OUT (one of the same; CG_T_IN by default): 16-bit elements
+ * are widened to fp32 as they are loaded and the row's sum is rounded once to y. Purely
+ * bandwidth-bound: every element of A is read once (KernelBench 4: M = 2048, K = 1048576,
+ * 8 GB of A).
  *
  * cutegen-space: CG_P_THREADS=128,256,512 CG_P_ROWS=1,2,4 CG_P_SPLIT=1,2,4,8
  * cutegen-start: CG_P_THREADS=256 CG_P_ROWS=1 CG_P_SPLIT=1
@@ -18,8 +21,9 @@
  * SPLIT = 1 writes y directly. SPLIT > 1 writes the partial sums to the workspace
  * ([SPLIT, M] floats, cutegen_workspace_bytes) and a second kernel adds the SPLIT partials
  * of each row in order into y (no atomics).
- * Vectors are 4 floats when K % 4 == 0 and A and x are 16-byte aligned, else 1 float.
- * Not for: other dtypes, a batch of vectors (x with more than one column).
+ * Vectors are 16 bytes (4 floats, 8 16-bit values) when K is a multiple of them and A and x
+ * are 16-byte aligned, else 1 element.
+ * Not for: fp8, a batch of vectors (x with more than one column).
  */
 #include <cutegen/kernel_abi.h>
 
@@ -36,14 +40,20 @@ CUTEGEN_DECLARE_ABI();
 #ifndef CG_P_SPLIT
 #define CG_P_SPLIT 1
 #endif
+#ifndef CG_T_IN
+#define CG_T_IN float
+#endif
+#ifndef CG_T_OUT
+#define CG_T_OUT CG_T_IN
+#endif
 
 namespace kernel {
 
 using namespace cute;
 
-template <int kThreads, int kRows, class TiledCopy, class BlkTiler>
+template <int kThreads, int kRows, class TA, class TO, class TiledCopy, class BlkTiler>
 __global__ static __launch_bounds__(kThreads)
-void matvec_device(int m, int k, int chunk, float const *a, float const *x, float *out,
+void matvec_device(int m, int k, int chunk, TA const *a, TA const *x, TO *out,
 		   BlkTiler blk_tiler, TiledCopy tiled_copy)
 {
 	//
@@ -77,7 +87,7 @@ void matvec_device(int m, int k, int chunk, float const *a, float const *x, floa
 	Tensor cX = chunk_tiles(cK);                                              // (BLK,t) -> k
 
 	//
-	// Copy partitions: VEC contiguous floats per atom, CPY_N atoms per thread per tile
+	// Copy partitions: VEC contiguous elements per atom, CPY_N atoms per thread per tile
 	//
 	ThrCopy thr_copy = tiled_copy.get_slice(threadIdx.x);
 	Tensor tXgX = thr_copy.partition_S(gX);                                   // (CPY,CPY_N,t)
@@ -111,7 +121,7 @@ void matvec_device(int m, int k, int chunk, float const *a, float const *x, floa
 			copy_if(tiled_copy, tXpX, tAgA(_,_,t), tArA);
 			CUTE_UNROLL
 			for (int i = 0; i < size(tArA); ++i)
-				acc(i, r) = fmaf(tArA(i), tXrX(i), acc(i, r));
+				acc(i, r) = fmaf(float(tArA(i)), float(tXrX(i)), acc(i, r));
 		}
 	}
 
@@ -138,12 +148,13 @@ void matvec_device(int m, int k, int chunk, float const *a, float const *x, floa
 		float v = 0.0f;
 		for (int w = 0; w < kThreads / 32; ++w)
 			v += warp_sums[r][w];
-		out[int64_t(s) * m + row0 + r] = v;
+		out[int64_t(s) * m + row0 + r] = TO(v);
 	}
 }
 
-/* y[i] = sum over s of partial[s, i], in order of s. */
-__global__ void sum_splits_device(int m, int split, float const *partial, float *y)
+/* y[i] = sum over s of partial[s, i], in order of s, rounded once to TO. */
+template <class TO>
+__global__ void sum_splits_device(int m, int split, float const *partial, TO *y)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= m)
@@ -151,13 +162,21 @@ __global__ void sum_splits_device(int m, int split, float const *partial, float 
 	float v = 0.0f;
 	for (int s = 0; s < split; ++s)
 		v += partial[int64_t(s) * m + i];
-	y[i] = v;
+	y[i] = TO(v);
 }
 
 /*
  * The configuration: kThreads threads, kRows rows per CTA, kSplit CTAs per row, 4 vectors of
- * VEC floats per thread per tile.
+ * VEC elements per thread per tile.
  */
+using TIn = CG_T_IN;
+using TOut = CG_T_OUT;
+constexpr int kVec = 16 / sizeof(TIn);
+template <class T>
+constexpr bool kFloatType = std::is_same<T, float>::value || std::is_same<T, cute::half_t>::value ||
+			    std::is_same<T, cute::bfloat16_t>::value;
+static_assert(kFloatType<TIn> && kFloatType<TOut>,
+	      "matvec: CG_T_IN and CG_T_OUT must be float, cute::half_t or cute::bfloat16_t");
 constexpr int kThreads = CG_P_THREADS;
 constexpr int kRows = CG_P_ROWS;
 constexpr int kSplit = CG_P_SPLIT;
@@ -171,33 +190,41 @@ static_assert(kSplit == 1 || kSplit == 2 || kSplit == 4 || kSplit == 8,
 size_t workspace_for(int64_t m) { return kSplit > 1 ? size_t(kSplit) * size_t(m) * sizeof(float) : 0; }
 
 template <int VEC>
-int launch_matvec(int m, int k, float const *a, float const *x, float *y, float *ws,
+int launch_matvec(int m, int k, TIn const *a, TIn const *x, TOut *y, float *ws,
 		  cudaStream_t stream)
 {
-	using CopyOp = UniversalCopy<cute::uint_byte_t<4 * VEC>>;
-	using TiledCopy = decltype(make_tiled_copy(Copy_Atom<CopyOp, float>{},
+	using CopyOp = UniversalCopy<cute::uint_byte_t<sizeof(TIn) * VEC>>;
+	using TiledCopy = decltype(make_tiled_copy(Copy_Atom<CopyOp, TIn>{},
 						   Layout<Shape<Int<kThreads>>>{},   // threads
 						   Layout<Shape<Int<VEC>>>{}));       // values per atom
 	using BlkTiler = Shape<Int<kThreads * VEC * kUnroll>>;                 // (BLK)
 
 	int chunk = (int)ceil_div(ceil_div(k, kSplit), VEC) * VEC;
 	dim3 grid((unsigned)ceil_div(m, kRows), (unsigned)kSplit);
+	if constexpr (kSplit == 1) {
+		matvec_device<kThreads, kRows><<<grid, dim3(kThreads), 0, stream>>>(
+			m, k, chunk, a, x, y, BlkTiler{}, TiledCopy{});
+		return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
+	}
 	matvec_device<kThreads, kRows><<<grid, dim3(kThreads), 0, stream>>>(
-		m, k, chunk, a, x, kSplit > 1 ? ws : y, BlkTiler{}, TiledCopy{});
+		m, k, chunk, a, x, ws, BlkTiler{}, TiledCopy{});
 	if (cudaPeekAtLastError() != cudaSuccess)
 		return 4;
-	if (kSplit > 1) {
-		sum_splits_device<<<dim3((unsigned)ceil_div(m, 256)), dim3(256), 0, stream>>>(m, kSplit, ws, y);
-		if (cudaPeekAtLastError() != cudaSuccess)
-			return 4;
-	}
-	return 0;
+	sum_splits_device<<<dim3((unsigned)ceil_div(m, 256)), dim3(256), 0, stream>>>(m, kSplit, ws, y);
+	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
 
-bool is_f32(const DLTensor *t)
+/* Whether a tensor holds T (float, cute::half_t or cute::bfloat16_t). */
+template <class T>
+bool is_type(const DLTensor *t)
 {
-	return t->data != nullptr && t->dtype.code == kDLFloat && t->dtype.bits == 32 &&
-	       t->dtype.lanes == 1;
+	if (t->data == nullptr || t->dtype.lanes != 1)
+		return false;
+	if (std::is_same<T, float>::value)
+		return t->dtype.code == kDLFloat && t->dtype.bits == 32;
+	if (std::is_same<T, cute::half_t>::value)
+		return t->dtype.code == kDLFloat && t->dtype.bits == 16;
+	return t->dtype.code == kDLBfloat && t->dtype.bits == 16;
 }
 
 /* The row-major [rows, cols] check (a stride of a size-1 dimension does not matter). */
@@ -237,25 +264,25 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 		return 1;
 	const DLTensor *at = &inputs[0], *xt = &inputs[1];
 	DLTensor *yt = &outputs[0];
-	if (!is_f32(at) || !is_f32(xt) || !is_f32(yt) || at->ndim != 2)
+	if (!is_type<TIn>(at) || !is_type<TIn>(xt) || !is_type<TOut>(yt) || at->ndim != 2)
 		return 1;
 	int64_t m = at->shape[0], k = at->shape[1];
 	if (m < 0 || k < 0 || !is_matrix(at, m, k) || !is_matrix(xt, k, 1) || !is_matrix(yt, m, 1))
 		return 1;
 	if (m == 0)
 		return 0;
-	if (m > INT32_MAX - kRows || k > INT32_MAX - 4 * kSplit)
+	if (m > INT32_MAX - kRows || k > INT32_MAX - kVec * kSplit)
 		return 2;
 	if (workspace_bytes < workspace_for(m) || (kSplit > 1 && workspace == nullptr))
 		return 1;
-	float *y = (float *)((char *)yt->data + yt->byte_offset);
+	TOut *y = (TOut *)((char *)yt->data + yt->byte_offset);
 	if (k == 0) {
-		// An empty sum: y = 0.
-		return cudaMemsetAsync(y, 0, size_t(m) * sizeof(float), stream) == cudaSuccess ? 0 : 4;
+		// An empty sum: y = 0 (all-zero bytes are 0 in every type here).
+		return cudaMemsetAsync(y, 0, size_t(m) * sizeof(TOut), stream) == cudaSuccess ? 0 : 4;
 	}
-	const float *a = (const float *)((const char *)at->data + at->byte_offset);
-	const float *x = (const float *)((const char *)xt->data + xt->byte_offset);
-	if (k % 4 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)x % 16 == 0)
-		return launch_matvec<4>((int)m, (int)k, a, x, y, (float *)workspace, stream);
+	const TIn *a = (const TIn *)((const char *)at->data + at->byte_offset);
+	const TIn *x = (const TIn *)((const char *)xt->data + xt->byte_offset);
+	if (k % kVec == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)x % 16 == 0)
+		return launch_matvec<kVec>((int)m, (int)k, a, x, y, (float *)workspace, stream);
 	return launch_matvec<1>((int)m, (int)k, a, x, y, (float *)workspace, stream);
 }

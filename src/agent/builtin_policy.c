@@ -51,11 +51,11 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
 			break;
 		return "builtin/elementwise.cu";
 	case OP_DIAG_MATMUL:
-		if (t->in_dtype != DT_FP32)
+		if (t->in_dtype == DT_FP8_E4M3)
 			break;
 		return "builtin/diag_matmul.cu";
 	case OP_MATVEC:
-		if (t->in_dtype != DT_FP32)
+		if (t->in_dtype == DT_FP8_E4M3)
 			break;
 		return "builtin/matvec.cu";
 	case OP_SOFTMAX:

@@ -122,10 +122,16 @@ check "--seed with the builtin backend: a usage error (rc $rc)" '[ $rc -eq 2 ] &
 rc=$?
 check "cutegen llm --backend builtin: says it is no language model (rc $rc)" '[ $rc -ne 0 ] && grep -q "no language model" "$T/err6"'
 
-# ---- no family for the task ----
+# ---- every dtype a task file can give matvec and diag_matmul has a family (issue 20: no
+# task without a kernel): 16-bit inputs render the fp32 families' kernels in that type ----
 "$CUTEGEN" task show kb1/4_matvec --json | python3 -c "import json,sys; t=json.load(sys.stdin); t.update(name='test/matvec_bf16', dtype='bf16', out_dtype='bf16', precision='bf16'); json.dump(t, open('$T/mv16.json', 'w'))"
-"$CUTEGEN" run "$T/mv16.json" --backend builtin --out "$T/run6" >/dev/null 2>"$T/err7"
+CUTEGEN_BUILTIN_DIR="$REPO/builtin" "$CUTEGEN" builtin "$T/mv16.json" --source >"$T/mv16.cu" 2>"$T/err7"
 rc=$?
-check "a task no family serves: exit 3, suggests a model (rc $rc)" '[ $rc -eq 3 ] && grep -q "no kernel family for matvec with bf16 inputs; use a model" "$T/err7"' || cat "$T/err7"
-check "... and leaves no run directory behind" '[ ! -e "$T/run6" ]'
+check "a bf16 matvec: the matvec family in bf16 (rc $rc)" \
+    '[ $rc -eq 0 ] && head -1 "$T/mv16.cu" | grep -q "family=matvec" && grep -qx "#define CG_T_IN cute::bfloat16_t" "$T/mv16.cu" && grep -qx "#define CG_T_OUT cute::bfloat16_t" "$T/mv16.cu"' || cat "$T/err7"
+"$CUTEGEN" task show kb1/12_diag_matmul --json | python3 -c "import json,sys; t=json.load(sys.stdin); t.update(name='test/diag_fp16', dtype='fp16', out_dtype='fp32', precision='fp16'); json.dump(t, open('$T/d16.json', 'w'))"
+CUTEGEN_BUILTIN_DIR="$REPO/builtin" "$CUTEGEN" builtin "$T/d16.json" --source >"$T/d16.cu" 2>"$T/err8"
+rc=$?
+check "an fp16 diag_matmul with an fp32 output: the diag_matmul family in those types (rc $rc)" \
+    '[ $rc -eq 0 ] && head -1 "$T/d16.cu" | grep -q "family=diag_matmul" && grep -qx "#define CG_T_IN cute::half_t" "$T/d16.cu" && grep -qx "#define CG_T_OUT float" "$T/d16.cu"' || cat "$T/err8"
 [ $fails -eq 0 ]

@@ -91,6 +91,11 @@ cases=(
     "$REPO/tests/gpu/tasks/tf32_tn_odd_batched.json CG_P_SPLIT_K=2"
     # gemm_simt's widening path for 16-bit inputs, still the fallback (ARCH=sm_80: no TMA)
     "$REPO/tests/gpu/tasks/bf16_odd_k.json ARCH=sm_80"
+    # matvec and diag_matmul in 16 bits (vectors of 8; bf16 in, fp32 out with split partials)
+    "$REPO/tests/gpu/tasks/matvec_fp16.json CG_P_SPLIT=4 CG_P_ROWS=2"
+    "$REPO/tests/gpu/tasks/matvec_bf16_odd.json CG_P_SPLIT=8"
+    "$REPO/tests/gpu/tasks/diag_fp16.json"
+    "$REPO/tests/gpu/tasks/diag_bf16_odd.json"
 )
 build_one() {
     local i=$1 t=$2 set=${3:-} arch=
