@@ -96,6 +96,8 @@ cases=(
     "$REPO/tests/gpu/tasks/matvec_bf16_odd.json CG_P_SPLIT=8"
     "$REPO/tests/gpu/tasks/diag_fp16.json"
     "$REPO/tests/gpu/tasks/diag_bf16_odd.json"
+    # elementwise from one dtype to another (bf16 -> fp32: 8-byte loads, 16-byte stores)
+    "$REPO/tests/gpu/tasks/gelu_bf16_to_fp32.json CG_P_UNROLL=4 CG_P_WAVES=2"
 )
 build_one() {
     local i=$1 t=$2 set=${3:-} arch=
