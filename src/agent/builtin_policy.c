@@ -62,14 +62,6 @@ const char *builtin_family_file(const struct task *t, const char *arch, char **e
 	case OP_LOG_SOFTMAX:
 		if (t->in_dtype == DT_FP8_E4M3)
 			break;
-		if (t->out_dtype != t->in_dtype) {
-			*err = xasprintf("the builtin agent has no kernel family for %s from %s to %s (its "
-					 "rowwise family writes the input's dtype): use a model (--backend "
-					 "openai, anthropic or cmd), or give the task out_dtype '%s'",
-					 op_name(t->op), dtype_name(t->in_dtype), dtype_name(t->out_dtype),
-					 dtype_name(t->in_dtype));
-			return NULL;
-		}
 		return "builtin/rowwise.cu";
 	case OP_GEMM:
 		/* gemm_sm90 (TMA + WGMMA, misaligned rows padded) where the task meets its

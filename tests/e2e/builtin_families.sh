@@ -98,6 +98,9 @@ cases=(
     "$REPO/tests/gpu/tasks/diag_bf16_odd.json"
     # elementwise from one dtype to another (bf16 -> fp32: 8-byte loads, 16-byte stores)
     "$REPO/tests/gpu/tasks/gelu_bf16_to_fp32.json CG_P_UNROLL=4 CG_P_WAVES=2"
+    # softmax from 16 bits to fp32: the row in registers, and staged over a cluster
+    "$REPO/tests/gpu/tasks/softmax_fp16_to_fp32.json"
+    "$REPO/tests/gpu/tasks/log_softmax_bf16_to_fp32_long.json CG_P_MODE=1 CG_P_CLUSTER=16"
 )
 build_one() {
     local i=$1 t=$2 set=${3:-} arch=

@@ -197,6 +197,9 @@ log_softmax_bf16_block CG_P_MODE=2 CG_P_THREADS=256
 matvec_fp16 CG_P_SPLIT=4 CG_P_ROWS=2
 matvec_bf16_odd CG_P_SPLIT=8 CG_P_THREADS=512 CG_P_ROWS=4
 diag_fp16 CG_P_UNROLL=1 CG_P_THREADS=128
+softmax_fp16_to_fp32 CG_P_MODE=3 CG_P_THREADS=512
+softmax_fp16_to_fp32 CG_P_MODE=0
+log_softmax_bf16_to_fp32_long CG_P_MODE=0
 EXTRA
 ls "$BT"/*.cu | xargs -P 16 -n 1 "$CG" build >/dev/null 2>&1
 for k in "$BT"/*.cu; do
