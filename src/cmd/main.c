@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 const struct cmd_entry cutegen_commands[] = {
 	{ "help", cmd_help, "show help for cutegen or one of its commands" },
@@ -111,8 +112,21 @@ int cmd_version(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* No other process of the user (a candidate kernel in the runner, a module's reference
+ * process, an LLM command: each a child of cutegen) may read cutegen's memory through
+ * /proc/PID/mem or attach to it: it holds API keys and the run's prompts (docs/containment.md).
+ * Children are dumpable again after their execve. CUTEGEN_DUMPABLE=1 keeps cutegen
+ * attachable, for a debugger. */
+static void keep_memory_private(void)
+{
+	const char *d = getenv("CUTEGEN_DUMPABLE");
+	if (!d || strcmp(d, "1"))
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
+	keep_memory_private();
 	if (argc < 2) {
 		list_commands(stderr);
 		return EXIT_USAGE;
