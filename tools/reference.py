@@ -186,23 +186,56 @@ def small_shapes(shapes):
     return [[m[d] for d in s] for s in shapes], m
 
 
-def candidates(torch, F, ins, init_scalars, fwd_scalars, out_shape):
-    """(task fields, fn(*tensors) -> tensor) pairs whose shapes fit; fields use the real sizes."""
+def derived_constants(torch, x, y):
+    """Constants a one-input forward may hold in its code (x * 0.5, F.hardtanh(x, -2.0, 2.0),
+    F.leaky_relu(x, 0.2)), estimated from its output y on its input x (a sample of 2^20
+    elements): {"scale": c, "slope": s, "clamp": (lo, hi)}, each only where it can be
+    estimated. They are candidates only: the probes decide, as for every other op."""
+    out = {}
+    try:
+        xs = x.reshape(-1)[:1 << 20].double()
+        ys = y.reshape(-1)[:1 << 20].double()
+        ok = torch.isfinite(xs) & torch.isfinite(ys)
+        xs, ys = xs[ok], ys[ok]
+        if numel(xs) < 2:
+            return out
+        f32 = lambda v: float(torch.tensor(v, dtype=torch.float32).item())
+        xx = (xs * xs).sum().item()
+        if xx > 0:
+            out["scale"] = f32((xs * ys).sum().item() / xx)
+        neg = xs < 0
+        nn_ = (xs[neg] * xs[neg]).sum().item()
+        if nn_ > 0:
+            out["slope"] = f32((xs[neg] * ys[neg]).sum().item() / nn_)
+        lo, hi = ys.min().item(), ys.max().item()
+        if lo < hi:
+            out["clamp"] = (f32(lo), f32(hi))
+    except Exception:  # a torch without these (the CPU stand-in): no derived candidates
+        return {}
+    return out
+
+
+def candidates(torch, F, ins, init_scalars, fwd_scalars, out_shape, derived=None):
+    """(task fields, fn(*tensors) -> tensor) pairs whose shapes fit; fields use the real sizes.
+    derived: derived_constants() of the module's own output, for constants in its code."""
     shp = [list(t.shape) for t in ins]
+    derived = derived or {}
     c = []
     if len(ins) == 1:
         x = shp[0]
         if out_shape != x or not 1 <= len(x) <= 4:
             return c
-        if fwd_scalars or init_scalars:
-            for s in fwd_scalars + init_scalars:
-                c.append(({"op": "scalar_mul", "shape": x, "scalar": s},
-                          (lambda s: lambda a: a * s)(s)))
+        for s in fwd_scalars + init_scalars + ([derived["scale"]] if "scale" in derived else []):
+            c.append(({"op": "scalar_mul", "shape": x, "scalar": s},
+                      (lambda s: lambda a: a * s)(s)))
         params = {
-            "leaky_relu": [{"negative_slope": v} for v in init_scalars[:1]] + [{"negative_slope": 0.01}],
+            "leaky_relu": [{"negative_slope": v} for v in init_scalars[:1]] + [{"negative_slope": 0.01}]
+                          + ([{"negative_slope": derived["slope"]}] if "slope" in derived else []),
             "elu": [{"alpha": v} for v in init_scalars[:1]] + [{"alpha": 1.0}],
             "hardtanh": ([{"min_val": init_scalars[0], "max_val": init_scalars[1]}]
-                         if len(init_scalars) >= 2 else []) + [{"min_val": -1.0, "max_val": 1.0}],
+                         if len(init_scalars) >= 2 else []) + [{"min_val": -1.0, "max_val": 1.0}]
+                        + ([{"min_val": derived["clamp"][0], "max_val": derived["clamp"][1]}]
+                           if "clamp" in derived else []),
             "softplus": ([{"beta": init_scalars[0], "threshold": init_scalars[1]}]
                          if len(init_scalars) >= 2 else [])
                         + [{"beta": v, "threshold": 20.0} for v in init_scalars[:1]]
@@ -311,9 +344,10 @@ def lower(torch, F, model, args, ins, fwd_scalars, init_scalars, out, dtype, dev
         return None, "the module returns more than one tensor"
     if dtype not in ("fp32", "fp16", "bf16"):
         return None, "the inputs are not all fp32, fp16 or bf16 of one dtype"
-    cands = candidates(torch, F, ins, init_scalars, fwd_scalars, [int(s) for s in out.shape])
-    if not cands:
-        return None, "no built-in op has this signature of shapes"
+    odt = dtype_name(out.dtype)
+    if odt != dtype and (odt not in ("fp32", "fp16", "bf16") or dtype == "fp32"):
+        return None, ("the module turns %s inputs into %s outputs; the built-in ops write fp32 "
+                      "from fp32, and fp32, fp16 or bf16 from 16-bit inputs" % (dtype, odt))
     real = [list(t.shape) for t in ins]
     if all(numel(t) <= PROBE_NUMEL_MAX for t in ins):
         probe_shapes = real
@@ -321,13 +355,16 @@ def lower(torch, F, model, args, ins, fwd_scalars, init_scalars, out, dtype, dev
         probe_shapes, _ = small_shapes(real)
     dt = ins[0].dtype
     gen_seed = seed + 1
+    out_shape = [int(s) for s in out.shape]
+    if not candidates(torch, F, ins, init_scalars, fwd_scalars, out_shape):
+        return None, "no built-in op has this signature of shapes"
     probes = []
     for scale in (1.0, 8.0):
         torch.manual_seed(gen_seed)
         gen_seed += 1
         xs = [(torch.randn(*s, dtype=torch.float32) * scale).to(dt).to(device) for s in probe_shapes]
-        it = iter(xs)
-        call = [next(it) if is_tensor(torch, a) else a for a in args]
+        it = iter(xs)  # forward gets copies: one that writes into its inputs (x.relu_()) leaves
+        call = [next(it).clone() if is_tensor(torch, a) else a for a in args]  # xs as drawn
         try:
             with torch.no_grad():
                 y = model(*call)
@@ -337,6 +374,23 @@ def lower(torch, F, model, args, ins, fwd_scalars, init_scalars, out, dtype, dev
         if not isinstance(y, torch.Tensor):
             return None, "the probe's forward did not return one tensor"
         probes.append((xs, y))
+    derived = {}
+    if len(ins) == 1:
+        # constants in forward's code, from its output on the wide probe (N(0, 64): a clamp
+        # at +-5 is reached); on an fp32 copy of it where forward takes one (a 16-bit output
+        # would blur them)
+        x, y = probes[-1][0][0], probes[-1][1]
+        if dtype != "fp32":
+            try:
+                x32 = x.float()
+                with torch.no_grad():
+                    y32 = model(*[x32.clone() if is_tensor(torch, a) else a for a in args])
+                if is_tensor(torch, y32) and y32.dtype == torch.float32 and y32.shape == x32.shape:
+                    x, y = x32, y32
+            except Exception:
+                pass
+        derived = derived_constants(torch, x, y)
+    cands = candidates(torch, F, ins, init_scalars, fwd_scalars, out_shape, derived)
     for fields, fn in cands:
         ok = True
         for xs, y in probes:
@@ -362,6 +416,8 @@ def lower(torch, F, model, args, ins, fwd_scalars, init_scalars, out, dtype, dev
                 fields["b_structure"] = sb
         if fields["op"] == "gemm" and "m_dims" in fields:
             del fields["m"]
+        if odt != dtype:
+            fields["out_dtype"] = odt  # softmax(x, dtype=torch.float32), relu(x).float()
         return fields, "forward equals this built-in op on %d random probes" % len(probes)
     return None, "no built-in op gives the module's outputs on random probes"
 
