@@ -15,20 +15,21 @@
  * cutegen-start: CG_P_THREADS=128 CG_P_UNROLL=1 CG_P_WAVES=0
  * cutegen-stages: tile=CG_P_UNROLL,CG_P_THREADS grid=CG_P_WAVES
  *
- * Inputs: x of any shape; output: y of the same shape, both CG_T_IN (= CG_T_OUT: float,
- * cute::half_t or cute::bfloat16_t); the math is done in fp32 with PyTorch's formulas, and
- * NaN propagates as in PyTorch. CG_ACT picks the functor (Relu ... MinGptGelu, ScalarMul);
+ * Inputs: x of any shape, CG_T_IN; output: y of the same shape, CG_T_OUT (each float,
+ * cute::half_t or cute::bfloat16_t; CG_T_OUT = CG_T_IN by default); the math is done in fp32
+ * with PyTorch's formulas and rounded once to CG_T_OUT, and NaN propagates as in PyTorch. CG_ACT picks the functor (Relu ... MinGptGelu, ScalarMul);
  * its scalars are read in task_scalars() order, PyTorch's defaults when absent.
  *
- * The tensor is flattened to 1-D. A tile is CG_P_THREADS x CG_P_UNROLL vectors of 16 bytes,
- * moved by a TiledCopy of 128-bit UniversalCopy atoms: every thread issues CG_P_UNROLL
- * independent 16-byte loads, applies the functor in registers and issues as many 16-byte
- * stores, predicated per vector by an identity tensor. CG_P_WAVES = 0 launches one CTA per
+ * The tensor is flattened to 1-D. A tile is CG_P_THREADS x CG_P_UNROLL vectors of VEC
+ * elements (16 bytes of the wider of the two types), moved by TiledCopies of UniversalCopy
+ * atoms, one for x and one for y with the same thread and value layout: every thread issues
+ * CG_P_UNROLL independent loads, applies the functor in registers and issues as many stores,
+ * predicated per vector by an identity tensor. CG_P_WAVES = 0 launches one CTA per
  * tile; otherwise a persistent grid of WAVES x (resident CTAs per SM x SMs) CTAs loops over
  * the tiles. The body is the largest multiple of VEC elements; the last CTA does the
  * 0..VEC-1 leftover elements with scalar copies, so any numel works. Misaligned pointers
  * take the VEC = 1 instantiation.
- * Not for: broadcasting, strided inputs, several inputs, a dtype change.
+ * Not for: broadcasting, strided inputs, several inputs, fp8.
  */
 #include <cutegen/kernel_abi.h>
 
@@ -193,16 +194,17 @@ struct ScalarMul {
 	__device__ float operator()(float x) const { return x * s; }
 };
 
-template <class T, class TiledCopy, class CtaTiler, class Act>
-__global__ static __launch_bounds__(decltype(size(TiledCopy{}))::value)
-void elementwise_device(int64_t n, int64_t n_body, int64_t n_tiles, T const *x, T *y,
-			CtaTiler cta_tiler, TiledCopy tiled_copy, Act act)
+template <class TI, class TO, class CopyIn, class CopyOut, class CtaTiler, class Act>
+__global__ static __launch_bounds__(decltype(size(CopyIn{}))::value)
+void elementwise_device(int64_t n, int64_t n_body, int64_t n_tiles, TI const *x, TO *y,
+			CtaTiler cta_tiler, CopyIn copy_in, CopyOut copy_out, Act act)
 {
 	//
 	// Static preconditions
 	//
 	CUTE_STATIC_ASSERT_V(rank(cta_tiler) == Int<1>{});                        // (BLK)
-	CUTE_STATIC_ASSERT_V(size(cta_tiler) % size(tiled_copy) == Int<0>{});      // whole copy tiles
+	CUTE_STATIC_ASSERT_V(size(cta_tiler) % size(copy_in) == Int<0>{});        // whole copy tiles
+	CUTE_STATIC_ASSERT_V(size(copy_in) == size(copy_out));                    // NumThreads
 
 	//
 	// Full tensors: the vectorizable body [0, n_body) of the flattened x and y
@@ -211,7 +213,8 @@ void elementwise_device(int64_t n, int64_t n_body, int64_t n_tiles, T const *x, 
 	Tensor mY = make_tensor(make_gmem_ptr(y), make_shape(n_body));           // (N_BODY)
 	Tensor cXY = make_identity_tensor(shape(mX));                            // (N_BODY) -> i
 
-	ThrCopy thr_copy = tiled_copy.get_slice(threadIdx.x);
+	ThrCopy thr_in = copy_in.get_slice(threadIdx.x);
+	ThrCopy thr_out = copy_out.get_slice(threadIdx.x);
 
 	//
 	// Tiles: one per CTA (n_tiles == gridDim.x) or a persistent grid striding over them
@@ -223,21 +226,23 @@ void elementwise_device(int64_t n, int64_t n_body, int64_t n_tiles, T const *x, 
 		Tensor cX = local_tile(cXY, cta_tiler, cta_coord);               // (BLK) -> i
 
 		// Copy partitions: VEC contiguous elements per atom, CPY_N atoms per thread
-		Tensor tXgX = thr_copy.partition_S(gX);                          // (CPY,CPY_N)
-		Tensor tYgY = thr_copy.partition_D(gY);                          // (CPY,CPY_N)
-		Tensor tXcX = thr_copy.partition_S(cX);                          // (CPY,CPY_N) -> i
+		Tensor tXgX = thr_in.partition_S(gX);                            // (CPY,CPY_N)
+		Tensor tYgY = thr_out.partition_D(gY);                           // (CPY,CPY_N)
+		Tensor tXcX = thr_in.partition_S(cX);                            // (CPY,CPY_N) -> i
+		CUTE_STATIC_ASSERT_V(size(tXgX) == size(tYgY));                  // the same elements
 		Tensor tXpX = make_tensor<bool>(make_shape(size<1>(tXgX)));      // (CPY_N)
 		CUTE_UNROLL
 		for (int v = 0; v < size(tXpX); ++v)
 			tXpX(v) = get<0>(tXcX(0, v)) < n_body;  // n_body % VEC == 0: all in or out
 
-		// Load, apply, store
+		// Load, apply in fp32, round once, store
 		Tensor tXrX = make_fragment_like(tXgX);                          // (CPY,CPY_N)
-		copy_if(tiled_copy, tXpX, tXgX, tXrX);
+		Tensor tYrY = make_fragment_like(tYgY);                          // (CPY,CPY_N)
+		copy_if(copy_in, tXpX, tXgX, tXrX);
 		CUTE_UNROLL
 		for (int i = 0; i < size(tXrX); ++i)
-			tXrX(i) = T(act(float(tXrX(i))));
-		copy_if(tiled_copy, tXpX, tXrX, tYgY);
+			tYrY(i) = TO(act(float(tXrX(i))));
+		copy_if(copy_out, tXpX, tYrY, tYgY);
 	}
 
 	//
@@ -247,14 +252,14 @@ void elementwise_device(int64_t n, int64_t n_body, int64_t n_tiles, T const *x, 
 		Tensor mXt = make_tensor(make_gmem_ptr(x + n_body), make_shape(n - n_body)); // (TAIL)
 		Tensor mYt = make_tensor(make_gmem_ptr(y + n_body), make_shape(n - n_body)); // (TAIL)
 		Tensor cT = make_identity_tensor(shape(mXt));                              // (TAIL) -> i
-		auto thr_layout = Layout<Shape<decltype(size(tiled_copy))>>{};
+		auto thr_layout = Layout<Shape<decltype(size(copy_in))>>{};
 		Tensor tTgX = local_partition(mXt, thr_layout, threadIdx.x);               // (1)
 		Tensor tTgY = local_partition(mYt, thr_layout, threadIdx.x);               // (1)
 		Tensor tTcT = local_partition(cT, thr_layout, threadIdx.x);                // (1) -> i
 		CUTE_UNROLL
 		for (int i = 0; i < size(tTgX); ++i)
 			if (elem_less(tTcT(i), shape(mXt)))
-				tTgY(i) = T(act(float(tTgX(i))));
+				tTgY(i) = TO(act(float(tTgX(i))));
 	}
 }
 
@@ -263,16 +268,19 @@ void elementwise_device(int64_t n, int64_t n_body, int64_t n_tiles, T const *x, 
  * (or 1 for misaligned pointers); kThreads threads; each thread moves kUnroll vectors per
  * tile; kWaves = 0 is one CTA per tile, else the persistent grid's waves.
  */
-using T = CG_T_IN;
+using TIn = CG_T_IN;
+using TOut = CG_T_OUT;
 using Activation = CG_ACT;
 constexpr int kThreads = CG_P_THREADS;
 constexpr int kUnroll = CG_P_UNROLL;
 constexpr int kWaves = CG_P_WAVES;
+constexpr int kVec = 16 / (sizeof(TIn) > sizeof(TOut) ? sizeof(TIn) : sizeof(TOut));
 
-static_assert(std::is_same<CG_T_IN, CG_T_OUT>::value, "elementwise: CG_T_OUT must equal CG_T_IN");
-static_assert(std::is_same<T, float>::value || std::is_same<T, cute::half_t>::value ||
-		      std::is_same<T, cute::bfloat16_t>::value,
-	      "elementwise: CG_T_IN must be float, cute::half_t or cute::bfloat16_t");
+template <class T>
+constexpr bool kFloatType = std::is_same<T, float>::value || std::is_same<T, cute::half_t>::value ||
+			    std::is_same<T, cute::bfloat16_t>::value;
+static_assert(kFloatType<TIn> && kFloatType<TOut>,
+	      "elementwise: CG_T_IN and CG_T_OUT must be float, cute::half_t or cute::bfloat16_t");
 static_assert(kThreads == 128 || kThreads == 256 || kThreads == 512,
 	      "elementwise: CG_P_THREADS must be 128, 256 or 512");
 static_assert(kUnroll == 1 || kUnroll == 2 || kUnroll == 4 || kUnroll == 8,
@@ -281,14 +289,16 @@ static_assert(kWaves == 0 || kWaves == 1 || kWaves == 2 || kWaves == 4,
 	      "elementwise: CG_P_WAVES must be 0, 1, 2 or 4");
 
 template <int VEC>
-int launch_elementwise(int64_t n, T const *x, T *y, Activation act, cudaStream_t stream)
+int launch_elementwise(int64_t n, TIn const *x, TOut *y, Activation act, cudaStream_t stream)
 {
-	using CopyOp = UniversalCopy<cute::uint_byte_t<sizeof(T) * VEC>>;
-	using TiledCopy = decltype(make_tiled_copy(Copy_Atom<CopyOp, T>{},
-						   Layout<Shape<Int<kThreads>>>{},   // threads
-						   Layout<Shape<Int<VEC>>>{}));       // values per atom
+	using CopyIn = decltype(make_tiled_copy(Copy_Atom<UniversalCopy<cute::uint_byte_t<sizeof(TIn) * VEC>>, TIn>{},
+						Layout<Shape<Int<kThreads>>>{},   // threads
+						Layout<Shape<Int<VEC>>>{}));       // values per atom
+	using CopyOut = decltype(make_tiled_copy(Copy_Atom<UniversalCopy<cute::uint_byte_t<sizeof(TOut) * VEC>>, TOut>{},
+						 Layout<Shape<Int<kThreads>>>{},
+						 Layout<Shape<Int<VEC>>>{}));
 	using CtaTiler = Shape<Int<kThreads * VEC * kUnroll>>;                 // (BLK)
-	auto kernel = elementwise_device<T, TiledCopy, CtaTiler, Activation>;
+	auto kernel = elementwise_device<TIn, TOut, CopyIn, CopyOut, CtaTiler, Activation>;
 
 	int64_t n_body = n / VEC * VEC;
 	int64_t n_tiles = ceil_div(n_body, int64_t(kThreads * VEC * kUnroll));
@@ -306,16 +316,15 @@ int launch_elementwise(int64_t n, T const *x, T *y, Activation act, cudaStream_t
 	if (blocks > INT32_MAX)
 		return 2;
 	kernel<<<dim3((unsigned)blocks), dim3(kThreads), 0, stream>>>(
-		n, n_body, n_tiles, x, y, CtaTiler{}, TiledCopy{}, act);
+		n, n_body, n_tiles, x, y, CtaTiler{}, CopyIn{}, CopyOut{}, act);
 	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
 
 int dispatch(int64_t n, void const *x, void *y, Activation act, cudaStream_t stream)
 {
-	constexpr int kVec = 16 / sizeof(T);
-	if ((uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0)
-		return launch_elementwise<kVec>(n, (T const *)x, (T *)y, act, stream);
-	return launch_elementwise<1>(n, (T const *)x, (T *)y, act, stream);
+	if ((uintptr_t)x % (sizeof(TIn) * kVec) == 0 && (uintptr_t)y % (sizeof(TOut) * kVec) == 0)
+		return launch_elementwise<kVec>(n, (TIn const *)x, (TOut *)y, act, stream);
+	return launch_elementwise<1>(n, (TIn const *)x, (TOut *)y, act, stream);
 }
 
 int contiguous_numel(const DLTensor *t, int64_t *numel)
@@ -333,6 +342,7 @@ int contiguous_numel(const DLTensor *t, int64_t *numel)
 }
 
 /* Whether a DLPack dtype is T. */
+template <class T>
 bool is_t(DLDataType d)
 {
 	if (d.lanes != 1)
@@ -361,7 +371,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	int64_t n = 0, ny = 0;
 	if (!contiguous_numel(x, &n) || !contiguous_numel(y, &ny) || n != ny)
 		return 1;
-	if (!is_t(x->dtype) || !is_t(y->dtype))
+	if (!is_t<TIn>(x->dtype) || !is_t<TOut>(y->dtype))
 		return 1;
 	if (n == 0)
 		return 0;

@@ -16,9 +16,9 @@
  * cutegen-start: CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=16
  * cutegen-stages: structure=CG_P_MODE,CG_P_CLUSTER tile=CG_P_THREADS
  *
- * Input x [rows.., cols] (any leading dims are rows), output y of the same shape and dtype
- * (CG_T_IN = CG_T_OUT: float, cute::half_t or cute::bfloat16_t; the math is fp32). CG_LOG = 1
- * gives log_softmax. The math subtracts the row max, so large inputs do not overflow; a row
+ * Input x [rows.., cols] (any leading dims are rows), CG_T_IN; output y of the same shape,
+ * CG_T_OUT (each float, cute::half_t or cute::bfloat16_t; CG_T_OUT = CG_T_IN by default; the
+ * math is fp32, each result rounded once to CG_T_OUT). CG_LOG = 1 gives log_softmax. The math subtracts the row max, so large inputs do not overflow; a row
  * of -inf gives NaN, as in PyTorch.
  *
  * A thread block cluster of C CTAs owns one row at a time (persistent clusters walk the
@@ -44,8 +44,10 @@
  *   Modes 2 and 3 go on as mode 1 when the row does not fit; CG_P_CLUSTER is not used.
  * CG_P_THREADS threads per CTA; in modes 0 and 1 each thread moves 1024 / CG_P_THREADS vectors
  * per tile, so a tile is 1024 vectors of 16 bytes whatever the CTA size.
- * Vectors are 16 bytes when cols is a multiple of them and the pointers are 16-byte aligned,
- * else one element. Every load and store is predicated by an identity tensor against the
+ * Vectors are 16 bytes of the wider of CG_T_IN and CG_T_OUT (x's loads are 8 bytes when y is
+ * fp32 and x 16-bit; y is written by a TiledCopy of its own type with the same thread and
+ * value layout) when cols is a multiple of them and the pointers are aligned to them, else
+ * one element. Every load and store is predicated by an identity tensor against the
  * slice's end.
  * Not for: softmax over a dimension other than the last.
  */
@@ -131,17 +133,18 @@ __device__ MaxSum block_reduce(MaxSum v, MaxSum *scratch /* [kThreads/32] */)
 	return v;
 }
 
-template <class T, int kThreads, bool kStaged, bool kLog, class TiledCopy, class AsyncCopy,
-	  class BlkTiler>
+template <class T, class TO, int kThreads, bool kStaged, bool kLog, class TiledCopy,
+	  class AsyncCopy, class OutCopy, class BlkTiler>
 __global__ static __launch_bounds__(kThreads)
-void softmax_device(int rows, int cols, int slice, T const *x, T *y,
-		    BlkTiler blk_tiler, TiledCopy tiled_copy, AsyncCopy async_copy)
+void softmax_device(int rows, int cols, int slice, T const *x, TO *y,
+		    BlkTiler blk_tiler, TiledCopy tiled_copy, AsyncCopy async_copy, OutCopy out_copy)
 {
 	//
 	// Static preconditions
 	//
 	CUTE_STATIC_ASSERT_V(size(tiled_copy) == Int<kThreads>{});                 // NumThreads
 	CUTE_STATIC_ASSERT_V(size(async_copy) == Int<kThreads>{});                 // NumThreads
+	CUTE_STATIC_ASSERT_V(size(out_copy) == Int<kThreads>{});                   // NumThreads
 	CUTE_STATIC_ASSERT_V(rank(blk_tiler) == Int<1>{});                         // (BLK)
 	CUTE_STATIC_ASSERT_V(size(blk_tiler) % size(tiled_copy) == Int<0>{});      // whole copy tiles
 
@@ -185,6 +188,7 @@ void softmax_device(int rows, int cols, int slice, T const *x, T *y,
 	//
 	ThrCopy thr_copy = tiled_copy.get_slice(threadIdx.x);
 	ThrCopy thr_async = async_copy.get_slice(threadIdx.x);
+	ThrCopy thr_out = out_copy.get_slice(threadIdx.x);
 	Tensor tXsX = thr_copy.partition_D(sX);                                   // (CPY,CPY_N,t)
 	Tensor tXcX = thr_copy.partition_S(cX);                                   // (CPY,CPY_N,t) -> col
 	Tensor tXrX = make_fragment_like(tXsX(_,_,0));                            // (CPY,CPY_N)
@@ -217,7 +221,7 @@ void softmax_device(int rows, int cols, int slice, T const *x, T *y,
 	int parity = 0;
 	for (int row = cid; row < rows; row += n_clusters) {
 		Tensor tXgX = thr_copy.partition_S(slice_tiles(mX(row, _)));     // (CPY,CPY_N,t)
-		Tensor tYgY = thr_copy.partition_D(slice_tiles(mY(row, _)));     // (CPY,CPY_N,t)
+		Tensor tYgY = thr_out.partition_D(slice_tiles(mY(row, _)));      // (CPY,CPY_N,t)
 
 		//
 		// Pass 1: fold (max, sum of exp) per thread over the slice
@@ -272,15 +276,28 @@ void softmax_device(int rows, int cols, int slice, T const *x, T *y,
 				copy_if(tiled_copy, tXpX, tXsX(_,_,t), tXrX);
 			else
 				copy_if(tiled_copy, tXpX, tXgX(_,_,t), tXrX);
-			CUTE_UNROLL
-			for (int i = 0; i < size(tXrX); ++i) {
-				float d = float(tXrX(i)) - acc.m;
-				if constexpr (kLog)
-					tXrX(i) = T(d - log_s);
-				else
-					tXrX(i) = T(exp2f(d * kLog2e) * inv_s);
+			if constexpr (std::is_same<T, TO>::value) {
+				CUTE_UNROLL
+				for (int i = 0; i < size(tXrX); ++i) {
+					float d = float(tXrX(i)) - acc.m;
+					if constexpr (kLog)
+						tXrX(i) = T(d - log_s);
+					else
+						tXrX(i) = T(exp2f(d * kLog2e) * inv_s);
+				}
+				copy_if(out_copy, tXpX, tXrX, tYgY(_,_,t));
+			} else {  // another output type: the results in registers of their own
+				Tensor tYrY = make_tensor<TO>(shape(tXrX));               // (CPY,CPY_N)
+				CUTE_UNROLL
+				for (int i = 0; i < size(tXrX); ++i) {
+					float d = float(tXrX(i)) - acc.m;
+					if constexpr (kLog)
+						tYrY(i) = TO(d - log_s);
+					else
+						tYrY(i) = TO(exp2f(d * kLog2e) * inv_s);
+				}
+				copy_if(out_copy, tXpX, tYrY, tYgY(_,_,t));
 			}
-			copy_if(tiled_copy, tXpX, tXrX, tYgY(_,_,t));
 		}
 		if constexpr (kStaged) {
 			if (row + n_clusters < rows)
@@ -329,14 +346,17 @@ struct OpSum {
  * the normalized row is written from them. The row is seen as kVPT tiles of kGroup * VEC
  * elements; the predicates mask what lies past its end.
  */
-template <class T, int kThreads, int kGroup, int kVPT, bool kLog, class TiledCopy>
+template <class T, class TO, int kThreads, int kGroup, int kVPT, bool kLog, class TiledCopy,
+	  class OutCopy>
 __global__ static __launch_bounds__(kThreads)
-void softmax_regs_device(int rows, int cols, T const *x, T *y, TiledCopy tiled_copy)
+void softmax_regs_device(int rows, int cols, T const *x, TO *y, TiledCopy tiled_copy,
+			 OutCopy out_copy)
 {
 	//
 	// Static preconditions
 	//
 	CUTE_STATIC_ASSERT_V(size(tiled_copy) == Int<kGroup>{});                  // NumThreads
+	CUTE_STATIC_ASSERT_V(size(out_copy) == Int<kGroup>{});                    // NumThreads
 	static_assert(kThreads % kGroup == 0 && kGroup % 32 == 0, "rowwise: whole warps per row");
 	constexpr int kBlk = decltype(size<0>(typename TiledCopy::Tiler_MN{}))::value;  // kGroup*VEC
 	constexpr int kGroups = kThreads / kGroup;                                // rows per CTA
@@ -362,6 +382,7 @@ void softmax_regs_device(int rows, int cols, T const *x, T *y, TiledCopy tiled_c
 	// Copy partitions and the registers that hold the row
 	//
 	ThrCopy thr_copy = tiled_copy.get_slice(gtid);
+	ThrCopy thr_out = out_copy.get_slice(gtid);
 	Tensor tXcR = thr_copy.partition_S(cR);                                   // (CPY,CPY_N,V) -> col
 	Tensor tXrX = make_tensor<T>(shape(tXcR));                                // (CPY,CPY_N,V)
 	Tensor tXcV = tXcR(0,_,_);                                                // (CPY_N,V) -> col
@@ -372,7 +393,7 @@ void softmax_regs_device(int rows, int cols, T const *x, T *y, TiledCopy tiled_c
 
 	for (int row = blockIdx.x * kGroups + group; row < rows; row += gridDim.x * kGroups) {
 		Tensor tXgX = thr_copy.partition_S(row_tiles(mX(row, _)));        // (CPY,CPY_N,V)
-		Tensor tXgY = thr_copy.partition_D(row_tiles(mY(row, _)));        // (CPY,CPY_N,V)
+		Tensor tXgY = thr_out.partition_D(row_tiles(mY(row, _)));         // (CPY,CPY_N,V)
 		fill(tXrX, T(-INFINITY));
 		CUTE_UNROLL
 		for (int v = 0; v < kVPT; ++v)
@@ -391,17 +412,34 @@ void softmax_regs_device(int rows, int cols, T const *x, T *y, TiledCopy tiled_c
 
 		float inv_s = 1.0f / s;
 		float log_s = logf(s);
-		CUTE_UNROLL
-		for (int i = 0; i < size(tXrX); ++i) {
-			float d = float(tXrX(i)) - m;
-			if constexpr (kLog)
-				tXrX(i) = T(d - log_s);
-			else
-				tXrX(i) = T(exp2f(d * kLog2e) * inv_s);
+		if constexpr (std::is_same<T, TO>::value) {
+			CUTE_UNROLL
+			for (int i = 0; i < size(tXrX); ++i) {
+				float d = float(tXrX(i)) - m;
+				if constexpr (kLog)
+					tXrX(i) = T(d - log_s);
+				else
+					tXrX(i) = T(exp2f(d * kLog2e) * inv_s);
+			}
+			CUTE_UNROLL
+			for (int v = 0; v < kVPT; ++v)
+				copy_if(out_copy, tXpX(_,v), tXrX(_,_,v), tXgY(_,_,v));
+		} else {  // another output type: each tile's results in registers of their own
+			CUTE_UNROLL
+			for (int v = 0; v < kVPT; ++v) {
+				Tensor tXrV = tXrX(_,_,v);                                // (CPY,CPY_N)
+				Tensor tYrY = make_tensor<TO>(shape(tXrV));               // (CPY,CPY_N)
+				CUTE_UNROLL
+				for (int i = 0; i < size(tYrY); ++i) {
+					float d = float(tXrV(i)) - m;
+					if constexpr (kLog)
+						tYrY(i) = TO(d - log_s);
+					else
+						tYrY(i) = TO(exp2f(d * kLog2e) * inv_s);
+				}
+				copy_if(out_copy, tXpX(_,v), tYrY, tXgY(_,_,v));
+			}
 		}
-		CUTE_UNROLL
-		for (int v = 0; v < kVPT; ++v)
-			copy_if(tiled_copy, tXpX(_,v), tXrX(_,_,v), tXgY(_,_,v));
 	}
 }
 
@@ -413,6 +451,7 @@ void softmax_regs_device(int rows, int cols, T const *x, T *y, TiledCopy tiled_c
  * clusters of up to 16 CTAs (non-portable above 8).
  */
 using T = CG_T_IN;
+using TOut = CG_T_OUT;
 constexpr bool kLogSoftmax = CG_LOG;
 constexpr int kThreads = CG_P_THREADS;
 constexpr int kMode = CG_P_MODE;
@@ -421,10 +460,11 @@ constexpr int kUnroll = 1024 / kThreads;
 constexpr int kSmemMax = 227 * 1024 - 1024;
 constexpr int kMaxCluster = 16;
 
-static_assert(std::is_same<CG_T_IN, CG_T_OUT>::value, "rowwise: CG_T_OUT must equal CG_T_IN");
-static_assert(std::is_same<T, float>::value || std::is_same<T, cute::half_t>::value ||
-		      std::is_same<T, cute::bfloat16_t>::value,
-	      "rowwise: CG_T_IN must be float, cute::half_t or cute::bfloat16_t");
+template <class U>
+constexpr bool kFloatType = std::is_same<U, float>::value || std::is_same<U, cute::half_t>::value ||
+			    std::is_same<U, cute::bfloat16_t>::value;
+static_assert(kFloatType<T> && kFloatType<TOut>,
+	      "rowwise: CG_T_IN and CG_T_OUT must be float, cute::half_t or cute::bfloat16_t");
 static_assert(CG_LOG == 0 || CG_LOG == 1, "rowwise: CG_LOG must be 0 or 1");
 static_assert(kThreads == 128 || kThreads == 256 || kThreads == 512 || kThreads == 1024,
 	      "rowwise: CG_P_THREADS must be 128, 256, 512 or 1024");
@@ -440,8 +480,9 @@ struct Config {
 	static constexpr bool kCanStage = kBytes >= 4;
 	using CopyOp = UniversalCopy<cute::uint_byte_t<kBytes>>;
 	using AsyncOp = conditional_t<kBytes == 16, SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>,
-				      conditional_t<kBytes == 4, SM80_CP_ASYNC_CACHEALWAYS<uint32_t>,
-						    CopyOp>>;
+				      conditional_t<kBytes == 8, SM80_CP_ASYNC_CACHEALWAYS<uint64_t>,
+						    conditional_t<kBytes == 4, SM80_CP_ASYNC_CACHEALWAYS<uint32_t>,
+								  CopyOp>>>;
 	using TiledCopy = decltype(make_tiled_copy(Copy_Atom<CopyOp, T>{},
 						   Layout<Shape<Int<kThreads>>>{},   // threads
 						   Layout<Shape<Int<VEC>>>{}));       // values per access
@@ -449,6 +490,11 @@ struct Config {
 	using AsyncCopy = decltype(make_tiled_copy(Copy_Atom<AsyncOp, T>{},
 						   Layout<Shape<Int<kThreads>>>{},
 						   Layout<Shape<Int<VEC>>>{}));
+	// y's stores: the same partitioning in y's type
+	using OutOp = UniversalCopy<cute::uint_byte_t<int(sizeof(TOut)) * VEC>>;
+	using OutCopy = decltype(make_tiled_copy(Copy_Atom<OutOp, TOut>{},
+						 Layout<Shape<Int<kThreads>>>{},
+						 Layout<Shape<Int<VEC>>>{}));
 	using BlkTiler = Shape<Int<kBlk>>;                                      // (BLK)
 
 	static int slice(int cols, int cluster) { return (int)ceil_div(ceil_div(cols, cluster), VEC) * VEC; }
@@ -460,13 +506,13 @@ struct Config {
 
 /* Launches persistent clusters; -1 when this cluster shape cannot be resident at all. */
 template <int VEC, bool kStaged>
-int launch_softmax(int rows, int cols, int cluster, T const *x, T *y, cudaStream_t stream)
+int launch_softmax(int rows, int cols, int cluster, T const *x, TOut *y, cudaStream_t stream)
 {
 	using C = Config<VEC>;
 	int slice = C::slice(cols, cluster);
 	int smem = kStaged ? (int)C::smem_bytes(cols, cluster) : 0;
-	auto kernel = softmax_device<T, kThreads, kStaged, kLogSoftmax, typename C::TiledCopy,
-				     typename C::AsyncCopy, typename C::BlkTiler>;
+	auto kernel = softmax_device<T, TOut, kThreads, kStaged, kLogSoftmax, typename C::TiledCopy,
+				     typename C::AsyncCopy, typename C::OutCopy, typename C::BlkTiler>;
 	if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;
@@ -497,24 +543,27 @@ int launch_softmax(int rows, int cols, int cluster, T const *x, T *y, cudaStream
 	}
 	config.gridDim = dim3((unsigned)(min(rows, max_clusters) * cluster));
 	if (cudaLaunchKernelEx(&config, kernel, rows, cols, slice, x, y, typename C::BlkTiler{},
-			       typename C::TiledCopy{}, typename C::AsyncCopy{}) != cudaSuccess)
+			       typename C::TiledCopy{}, typename C::AsyncCopy{}, typename C::OutCopy{}) != cudaSuccess)
 		return 4;
 	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
 
 /* Mode 2 or 3 with kVPT vectors per thread: one row per warp (kGroup 32) or per CTA. */
 template <int VEC, int kGroup, int kVPT>
-int launch_regs(int rows, int cols, T const *x, T *y, cudaStream_t stream)
+int launch_regs(int rows, int cols, T const *x, TOut *y, cudaStream_t stream)
 {
 	using C = Config<VEC>;
 	using TiledCopy = decltype(make_tiled_copy(Copy_Atom<typename C::CopyOp, T>{},
 						   Layout<Shape<Int<kGroup>>>{},     // threads
 						   Layout<Shape<Int<VEC>>>{}));       // values per access
+	using OutCopy = decltype(make_tiled_copy(Copy_Atom<typename C::OutOp, TOut>{},
+						 Layout<Shape<Int<kGroup>>>{},
+						 Layout<Shape<Int<VEC>>>{}));
 	constexpr int kGroups = kThreads / kGroup;
 	int64_t ctas = ceil_div(int64_t(rows), int64_t(kGroups));
 	dim3 grid((unsigned)min(ctas, int64_t(INT32_MAX)));
-	softmax_regs_device<T, kThreads, kGroup, kVPT, kLogSoftmax, TiledCopy>
-		<<<grid, kThreads, 0, stream>>>(rows, cols, x, y, TiledCopy{});
+	softmax_regs_device<T, TOut, kThreads, kGroup, kVPT, kLogSoftmax, TiledCopy, OutCopy>
+		<<<grid, kThreads, 0, stream>>>(rows, cols, x, y, TiledCopy{}, OutCopy{});
 	return cudaPeekAtLastError() == cudaSuccess ? 0 : 4;
 }
 
@@ -537,7 +586,7 @@ constexpr int regs_max_vpt()
 
 /* Modes 2 and 3: the fewest vectors per thread that hold the row; -1 when it does not fit. */
 template <int VEC, int kGroup>
-int dispatch_regs(int rows, int cols, T const *x, T *y, cudaStream_t stream)
+int dispatch_regs(int rows, int cols, T const *x, TOut *y, cudaStream_t stream)
 {
 	constexpr int kMax = regs_max_vpt();
 	int64_t per = int64_t(kGroup) * VEC;
@@ -555,7 +604,7 @@ int dispatch_regs(int rows, int cols, T const *x, T *y, cudaStream_t stream)
 }
 
 template <int VEC>
-int dispatch(int rows, int cols, T const *x, T *y, cudaStream_t stream)
+int dispatch(int rows, int cols, T const *x, TOut *y, cudaStream_t stream)
 {
 	// Modes 2 and 3 (the row in registers of a warp or of the CTA); a row too long for them
 	// goes on as mode 1 (one read, staged).
@@ -588,14 +637,15 @@ int dispatch(int rows, int cols, T const *x, T *y, cudaStream_t stream)
 	return 5;
 }
 
-/* Whether a DLPack dtype is T. */
+/* Whether a DLPack dtype is U. */
+template <class U>
 bool is_t(DLDataType d)
 {
 	if (d.lanes != 1)
 		return false;
-	if (std::is_same<T, float>::value)
+	if (std::is_same<U, float>::value)
 		return d.code == kDLFloat && d.bits == 32;
-	if (std::is_same<T, cute::half_t>::value)
+	if (std::is_same<U, cute::half_t>::value)
 		return d.code == kDLFloat && d.bits == 16;
 	return d.code == kDLBfloat && d.bits == 16;
 }
@@ -618,7 +668,7 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	DLTensor *yt = &outputs[0];
 	if (xt->ndim < 1 || xt->ndim != yt->ndim || xt->data == nullptr || yt->data == nullptr)
 		return 1;
-	if (!is_t(xt->dtype) || !is_t(yt->dtype))
+	if (!is_t<T>(xt->dtype) || !is_t<TOut>(yt->dtype))
 		return 1;
 	int64_t stride = 1;
 	for (int d = xt->ndim - 1; d >= 0; --d) {
@@ -636,9 +686,10 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	if (cols * kMaxCluster > INT32_MAX || rows * kMaxCluster > INT32_MAX)
 		return 2;
 	const T *x = (const T *)((const char *)xt->data + xt->byte_offset);
-	T *y = (T *)((char *)yt->data + yt->byte_offset);
-	constexpr int kVec = 16 / sizeof(T);
-	if (cols % kVec == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0)
+	TOut *y = (TOut *)((char *)yt->data + yt->byte_offset);
+	constexpr int kVec = 16 / (sizeof(T) > sizeof(TOut) ? sizeof(T) : sizeof(TOut));
+	if (cols % kVec == 0 && (uintptr_t)x % (sizeof(T) * kVec) == 0 &&
+	    (uintptr_t)y % (sizeof(TOut) * kVec) == 0)
 		return dispatch<kVec>((int)rows, (int)cols, x, y, stream);
 	return dispatch<1>((int)rows, (int)cols, x, y, stream);
 }
