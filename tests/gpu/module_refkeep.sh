@@ -25,7 +25,15 @@ T=$(mktemp -d)
 passed=0 failed=0
 ok() { echo "ok - $*"; passed=$((passed + 1)); }
 bad() { echo "not ok - $*"; failed=$((failed + 1)); }
-sql() { sqlite3 "$1/run.db" "$2"; }
+# the run's store, read with python3's sqlite3 (the GPU image has no sqlite3 program); rows as
+# the sqlite3 program prints them, columns joined by '|'
+sql() {
+    python3 - "$1/run.db" "$2" <<'PY'
+import sqlite3, sys
+for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]):
+    print("|".join("" if v is None else str(v) for v in row))
+PY
+}
 report() { sql "$1" "select cast(b.content as text) from nodes n join blobs b on b.sha256 = n.report_sha where n.id = $2"; }
 refs() { pgrep -f "cutegen-reference" | grep -vx "$$" | wc -l; }
 if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
