@@ -3,6 +3,7 @@
  * it has not checked here.
  */
 #include "common/module_run.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -228,7 +229,8 @@ struct module_run *module_run_parse(const char *text, size_t len, char **err)
 	}
 	json_t *root = json_loadb(text, len, 0, &je);
 	if (!json_is_object(root)) {
-		*err = xasprintf("the module-run file is not a JSON object (line %d: %s)", je.line, je.text);
+		*err = str_one_line(xasprintf("the module-run file is not a JSON object (line %d: %s)", je.line,
+					      je.text));
 		goto out;
 	}
 	mr = xcalloc(1, sizeof(*mr));
@@ -321,7 +323,7 @@ struct module_run *module_run_parse(const char *text, size_t len, char **err)
 	}
 	goto out;
 bad:
-	*err = xasprintf("module-run file: %s", e);
+	*err = str_one_line(xasprintf("module-run file: %s", e)); /* names quoted may hold newlines */
 	free(e);
 	module_run_free(mr);
 	mr = NULL;

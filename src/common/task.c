@@ -106,13 +106,6 @@ static char *names_list(const char *const *names, int n, int from)
 
 /* Messages are one line: control bytes quoted from a file (in keys, or in jansson's "near
  * '...'") become '?'. */
-static char *one_line(char *msg)
-{
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return msg;
-}
 
 /* ---- the parse context: one error message, prefixed with the task's name ---- */
 
@@ -131,7 +124,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct pctx *c, const char
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	c->err = one_line(strbuf_detach(&sb, NULL));
+	c->err = str_one_line(strbuf_detach(&sb, NULL));
 	return -1;
 }
 
@@ -871,7 +864,7 @@ struct task *task_parse_json(const char *text, size_t len, const char *origin, c
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		*err = one_line(xasprintf("task file '%s': invalid JSON at line %d, column %d: %s",
+		*err = str_one_line(xasprintf("task file '%s': invalid JSON at line %d, column %d: %s",
 					  origin ? origin : "<input>", je.line, je.column, je.text));
 		return NULL;
 	}

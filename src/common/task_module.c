@@ -93,7 +93,7 @@ __attribute__((format(printf, 3, 4))) static int fail(char **err, const char *or
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	*err = strbuf_detach(&sb, NULL);
+	*err = str_one_line(strbuf_detach(&sb, NULL)); /* a name or a parser's quote may hold a newline */
 	return -1;
 }
 

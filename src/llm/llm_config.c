@@ -104,8 +104,8 @@ int config_parse_llm(struct llm_config *cfg, const char *text, size_t len, const
 	int rc = 0;
 	json_t *root = json_loadb(text, len, 0, &jerr);
 	if (!root) {
-		*err = xasprintf("config '%s' line %d column %d: %s", path, jerr.line, jerr.column,
-				 jerr.text);
+		*err = str_one_line(xasprintf("config '%s' line %d column %d: %s", path, jerr.line,
+					      jerr.column, jerr.text));
 		return LLM_ERR_INPUT;
 	}
 	if (!json_is_object(root)) {

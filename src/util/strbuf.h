@@ -28,6 +28,9 @@ void strbuf_release(struct strbuf *sb);
 /* Hands the heap string to the caller (who frees it) and resets the strbuf. */
 char *strbuf_detach(struct strbuf *sb, size_t *len);
 void strbuf_reset(struct strbuf *sb);
+/* Replaces control characters (a newline among them) with '?' in place, so that a message
+ * quoting untrusted text (a JSON parser's "near '...'") stays one line. Returns msg. */
+char *str_one_line(char *msg);
 void strbuf_setlen(struct strbuf *sb, size_t len);
 
 /* Appends; each returns 0, or -1 when the cap would be passed (buffer unchanged). */

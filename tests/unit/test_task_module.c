@@ -149,6 +149,8 @@ TEST(module_desc_refusals)
 {
 	CHECK_PERR("[1]", "is not a JSON object");
 	CHECK_PERR("{", "is not JSON");
+	/* the parser's quote of the input holds its raw newline: the message is still one line */
+	CHECK_PERR("{\"file\": \"/m/n\\\numpy\"}", "is not JSON");
 	CHECK_PERR(GOOD_HEAD "\"outputs\": []}", "lacks the array 'inputs'");
 	CHECK_PERR("{\"name\": \"x\"}", "lacks the string 'file'");
 	CHECK_PERR(GOOD_HEAD "\"inputs\": [], \"params\": [], \"outputs\": []}", "has no input tensor");
