@@ -532,10 +532,7 @@ def build_model(torch, mod, cls, seed, device, mode="eval"):
     model = call_user("init", "Model(*get_init_inputs())", cls, *init)
     adopt_tensor_attributes(torch, model)
     model = call_user("gpu", "moving the model to %s" % device, model.to, device)
-    if hasattr(model, "train"):
-        model.train(mode == "train")
-    elif mode == "eval" and hasattr(model, "eval"):
-        model.eval()
+    model.train(mode == "train")
     return model, init
 
 

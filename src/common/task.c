@@ -104,9 +104,6 @@ static char *names_list(const char *const *names, int n, int from)
 	return strbuf_detach(&sb, NULL);
 }
 
-/* Messages are one line: control bytes quoted from a file (in keys, or in jansson's "near
- * '...'") become '?'. */
-
 /* ---- the parse context: one error message, prefixed with the task's name ---- */
 
 struct pctx {
@@ -124,7 +121,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct pctx *c, const char
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	c->err = str_one_line(strbuf_detach(&sb, NULL));
+	c->err = str_one_line(strbuf_detach(&sb, NULL)); /* control bytes quoted from a file */
 	return -1;
 }
 

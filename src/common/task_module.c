@@ -97,6 +97,15 @@ __attribute__((format(printf, 3, 4))) static int fail(char **err, const char *or
 	return -1;
 }
 
+/* Whether the n bytes at s hold no control character (< 0x20). */
+static int no_control(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20)
+			return 0;
+	return 1;
+}
+
 /* A string field of at most max bytes without control characters; NULL when absent and
  * optional. */
 static int get_str(json_t *o, const char *key, int required, size_t max, char **out, char **err,
@@ -115,9 +124,8 @@ static int get_str(json_t *o, const char *key, int required, size_t max, char **
 	size_t n = json_string_length(v);
 	if (n > max)
 		return fail(err, origin, "has a '%s' longer than %zu bytes", key, max);
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20)
-			return fail(err, origin, "has a control character in '%s'", key);
+	if (!no_control(s, n))
+		return fail(err, origin, "has a control character in '%s'", key);
 	*out = xstrndup(s, n);
 	return 0;
 }
@@ -224,10 +232,8 @@ static int get_mode_modules(json_t *o, struct module_desc *md, char **err, const
 	for (size_t i = 0; i < json_array_size(a); i++) {
 		json_t *e = json_array_get(a, i);
 		const char *v = json_string_value(e);
-		int ctl = 0;
-		for (const char *c = v; c && *c; c++)
-			ctl |= (unsigned char)*c < 0x20;
-		if (!v || ctl || sb.len + json_string_length(e) > TEXT_MAX_LEN) {
+		if (!v || !no_control(v, json_string_length(e)) ||
+		    sb.len + json_string_length(e) > TEXT_MAX_LEN) {
 			strbuf_release(&sb);
 			return fail(err, origin, "has a 'mode_modules' item that is not a short line of text");
 		}
