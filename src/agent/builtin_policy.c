@@ -626,10 +626,16 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS &&
 		    bm != pval(sp, base, "CG_P_BM", 0, 128))
 			return 1;
+		/* M <= 64 at BM = 128: the same tiles, twice the (zero-filled) MMA work */
+		if (bm == 128 && t->m <= 64 && bm != pval(sp, base, "CG_P_BM", 0, 128))
+			return 1;
 		/* split-K only where the tiles do not cover the SMs, each k-range 4 k-tiles or
-		 * more (its partial sums cost a write and a read of C per range) */
+		 * more (its partial sums cost a write and a read of C per range), the units
+		 * within four waves */
 		long split = pval(sp, c, "CG_P_SPLIT_K", 0, 1);
-		if (split > 1 && (sm90_tiles(t, bm, bn) >= SM90_SMS || t->k / (split * bk) < 4))
+		long tiles = sm90_tiles(t, bm, bn);
+		if (split > 1 && (tiles >= SM90_SMS || t->k / (split * bk) < 4 ||
+				  tiles * split > 4 * SM90_SMS))
 			return 1;
 	}
 	if (!strcmp(sp->family, "gemm_simt")) {
@@ -692,6 +698,38 @@ static void rowwise_start(const struct builtin_space *sp, const struct task *t,
 }
 
 /*
+ * split-K for a gemm_sm90 start whose tiles do not cover the SMs (decode and small-M GEMMs:
+ * 32 to 80 tiles on 132 SMs): the k-ranges per tile that give the busiest SM the least work,
+ * ceil(tiles * S / SMs) units of 1/S of a tile each, a smaller S unless a larger one saves 5%;
+ * only where its partial sums (S raw fp32 C's, written and read) stay within the bytes A and B
+ * move. The split stage still tries the others.
+ */
+static void sm90_start_split(const struct builtin_space *sp, const struct task *t,
+			     struct builtin_config *cfg)
+{
+	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));
+	if (i < 0)
+		return;
+	long tiles = sm90_tiles(t, pval(sp, cfg, "CG_P_BM", 0, 128), pval(sp, cfg, "CG_P_BN", 0, 128));
+	long batch = t->batch > 1 ? t->batch : 1;
+	double ab_bytes = (double)batch * (double)(t->m + t->n) * (double)t->k * dtype_size(t->in_dtype);
+	double best = 0;
+	for (int v = 0; v < sp->params[i].nvals; v++) {
+		struct builtin_config c = *cfg;
+		c.v[i] = v;
+		long split = pval(sp, &c, "CG_P_SPLIT_K", 0, 1);
+		if (split > 1 && (pruned(sp, t, &c, cfg) ||
+				  8.0 * split * batch * (double)t->m * (double)t->n > ab_bytes))
+			continue;
+		double busiest = (double)ceil_div(tiles * split, SM90_SMS) / (double)split;
+		if (best == 0 || busiest < 0.95 * best) {
+			best = busiest;
+			cfg->v[i] = v; /* the values are listed in increasing order */
+		}
+	}
+}
+
+/*
  * The start point for a task: the family's declared start, except where the task makes it a
  * poor one. A SIMT GEMM whose tiles do not fill the GPU (kb1/6: 256x256 from K = 524288, four
  * tiles on 132 SMs) starts split-K, with the most k slices that stay within two waves, so the
@@ -712,6 +750,7 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 		set_value(sp, cfg, "CG_P_CLUSTER_M", "1");
 		if (t->m <= 64)
 			set_value(sp, cfg, "CG_P_BM", "64");
+		sm90_start_split(sp, t, cfg);
 		return;
 	}
 	if (!strcmp(sp->family, "gemm_sm90") && t->op == OP_GEMM &&
@@ -721,6 +760,7 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 		set_value(sp, cfg, "CG_P_BN", "128");
 		if (sm90_tiles(t, 128, 128) < SM90_SMS)
 			set_value(sp, cfg, "CG_P_BM", "64");
+		sm90_start_split(sp, t, cfg);
 		return;
 	}
 	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));

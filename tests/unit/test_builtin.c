@@ -661,3 +661,46 @@ TEST(builtin_sm90_small_m_tiles)
 	builtin_space_release(&sp);
 	task_free(t);
 }
+
+/* Issue 20, decode: a start whose tiles do not cover the SMs starts split-K, with the k-ranges
+ * that give the busiest SM the least work (M = 16, N = 4096, K = 4096: 32 tiles of 64 x 128,
+ * 4 ranges = 128 units in one wave; N = 6144: 48 tiles, 8 ranges = 384 units in 3 waves, 3/8
+ * of a tile per SM); none where the partial sums would outweigh A and B (M = 128, K = 512),
+ * or the tiles fill the GPU; a 128-row tile is never tried for M <= 64. */
+TEST(builtin_sm90_decode_split_start)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	t->b_layout = LAYOUT_COL;
+	t->m = 16;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	struct builtin_config c;
+	struct strbuf sb = STRBUF_INIT;
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=4 ");
+	t->n = 6144;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=8 ");
+	strbuf_reset(&sb);
+	walk_all(&sp, t, &sb);
+	CHECK(!strstr(sb.buf, "CG_P_BM=128"));
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=3 ");
+	t->m = 128, t->n = 4096, t->k = 512; /* 32 tiles; 4 ranges of partials = 16 MB > 5 MB */
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=1 ");
+	t->m = 4096, t->k = 4096;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=1 ");
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}
