@@ -1,6 +1,6 @@
-// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128 CG_P_SPLIT_K=1,2,3,4,8 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2
-// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_SPLIT_K=1 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2
-// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK split=CG_P_SPLIT_K smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
+// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128,32 CG_P_SPLIT_K=1,2,3,4,8 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2 CG_P_CTAS=1,2
+// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_SPLIT_K=1 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_CTAS=1
+// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK,CG_P_CTAS split=CG_P_SPLIT_K smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
  * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
@@ -43,6 +43,11 @@
  *     producer and the MMA warpgroups count k-iterations across tiles, so the ring's stage
  *     and mbarrier parity carry over, and the producer fills the ring with the next tile
  *     while the MMA warpgroups run the epilogue;
+ *   - CG_P_CTAS=2 (64 x 128 tiles, 16-bit or tf32): two CTAs per SM (registers capped by __launch_bounds__, the stages clamped
+ *     to half the shared memory; the persistent grid counts what the occupancy API says is
+ *     resident), so one CTA's MMAs run while the other's warpgroups are in their epilogue:
+ *     for a short K (GEMM + bias + GELU at K = 768, the H100's ncu: tensor pipes 28% active)
+ *     the epilogue is as long as the main loop;
  *   - CG_P_CLUSTER_M=2: clusters of 2 CTAs on neighbouring M-tiles of one N-tile; each CTA
  *     loads half of the B tile and TMA multicasts it into both CTAs' rings (B is read from
  *     L2 once per pair). A stage's empty barrier then counts the MMA threads of both CTAs
@@ -137,6 +142,9 @@ CUTEGEN_DECLARE_ABI();
 #endif
 #ifndef CG_P_CLUSTER_M
 #define CG_P_CLUSTER_M 1
+#endif
+#ifndef CG_P_CTAS
+#define CG_P_CTAS 1
 #endif
 #ifndef CG_P_MN_ORDER
 #define CG_P_MN_ORDER 0
@@ -246,7 +254,7 @@ template <class ProblemShape, class CtaTiler,
 	  class TA, class SmemLayoutA, class TmaA,
 	  class TB, class SmemLayoutB, class TmaB,
 	  class TC, class CStride, class TiledMma, class Epi, int ClusterM>
-__global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, 1)
+__global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, CG_P_CTAS)
 void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		 __grid_constant__ TmaA const tma_a, __grid_constant__ TmaB const tma_b,
 		 TC *C, CStride dC, TC const *bias, TiledMma mma, float alpha, Epi epi,
@@ -570,7 +578,9 @@ constexpr int kBN = sizeof_bits_v<TIn> == 8 && CG_P_BN > 128 ? 128 : CG_P_BN;
 constexpr int kBK = CG_P_BK;
 constexpr int kInBytes = int(sizeof_bits_v<TIn>) / 8;
 constexpr int kStageBytes = (kBM + kBN) * kBK * kInBytes;
-constexpr int kSmemMax = 227 * 1024 - 1024;  // less barriers and alignment
+// an SM's 228 KB shared by CG_P_CTAS CTAs, less the 1 KB the system keeps per CTA and 1 KB of
+// barriers and alignment
+constexpr int kSmemMax = 228 * 1024 / CG_P_CTAS - 2048;
 constexpr int kStages = CG_P_STAGES < kSmemMax / kStageBytes ? CG_P_STAGES : kSmemMax / kStageBytes;
 constexpr int kClusterM = CG_P_CLUSTER_M;
 // tf32 and fp8 WGMMA read K-major operands only: an MN-major one (A col, B row) is transposed
@@ -598,10 +608,15 @@ static_assert(!(CG_SPLIT_M && CG_A_COL), "gemm_sm90: split M needs A row-major")
 static_assert(CG_OUT_MASK >= 0 && CG_OUT_MASK <= 2, "gemm_sm90: CG_OUT_MASK is 0, 1 or 2");
 static_assert(CG_P_BM == 128 || CG_P_BM == 64, "gemm_sm90: CG_P_BM is 128 or 64");
 static_assert(CG_P_BN == 128 || CG_P_BN == 256, "gemm_sm90: CG_P_BN is 128 or 256");
-static_assert(kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 64 or 128");
+static_assert(kBK == 32 || kBK == 64 || kBK == 128, "gemm_sm90: CG_P_BK is 32, 64 or 128");
 static_assert(CG_P_STAGES >= 2 && kStages >= 2, "gemm_sm90: CG_P_STAGES >= 2, and 2 must fit");
 static_assert(CG_P_PERSISTENT == 0 || CG_P_PERSISTENT == 1, "gemm_sm90: CG_P_PERSISTENT is 0 or 1");
 static_assert(kClusterM == 1 || kClusterM == 2, "gemm_sm90: CG_P_CLUSTER_M is 1 or 2");
+static_assert(CG_P_CTAS == 1 || CG_P_CTAS == 2, "gemm_sm90: CG_P_CTAS is 1 or 2");
+// two CTAs an SM cap a thread at 128 registers (256 threads) or 85 (384): only one 64 x 128
+// warpgroup tile of fp32 accumulators (64 a thread) fits, not fp8's second set
+static_assert(CG_P_CTAS == 1 || (kBM == 64 && kBN == 128 && sizeof_bits_v<CG_T_IN> != 8),
+	      "gemm_sm90: CG_P_CTAS = 2 needs BM = 64, BN = 128 and 16-bit or tf32 inputs");
 static_assert(CG_P_MN_ORDER == 0 || CG_P_MN_ORDER == 1, "gemm_sm90: CG_P_MN_ORDER is 0 or 1");
 static_assert(CG_P_SPLIT_K >= 1 && CG_P_SPLIT_K <= 8, "gemm_sm90: CG_P_SPLIT_K is 1 to 8");
 
@@ -764,6 +779,11 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 	if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size) !=
 	    cudaSuccess)
 		return 3;
+	// two CTAs an SM need the largest shared-memory carveout (the driver may pick a smaller one)
+	if (CG_P_CTAS > 1 &&
+	    cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+				 int(cudaSharedmemCarveoutMaxShared)) != cudaSuccess)
+		return 3;
 	// Work units: cluster tiles (kClusterM M-tiles each) times k-ranges; a CTA per M-tile
 	int k_tiles = (K + kBK - 1) / kBK;
 	int splits = CG_P_SPLIT_K < k_tiles ? CG_P_SPLIT_K : k_tiles;
@@ -785,13 +805,17 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 	config.numAttrs = kClusterM > 1 ? 1 : 0;
 	int clusters = int(ctiles);
 	if (CG_P_PERSISTENT) {
-		// one CTA per SM: as many clusters as can be resident at once
-		int dev = 0, sms = 0, resident = 0;
+		// CG_P_CTAS CTAs per SM (where they fit): as many clusters as can be resident at once
+		int dev = 0, sms = 0, resident = 0, per_sm = 0;
 		if (cudaGetDevice(&dev) != cudaSuccess ||
 		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
 		    sms < 1)
 			return 3;
-		resident = sms / kClusterM;
+		if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(block.x), smem_size) !=
+		    cudaSuccess)
+			(void)cudaGetLastError();  // keep one per SM
+		per_sm = per_sm < 1 ? 1 : per_sm > CG_P_CTAS ? CG_P_CTAS : per_sm;
+		resident = sms * per_sm / kClusterM;
 		if (kClusterM > 1) {
 			config.gridDim = dim3(unsigned(resident * kClusterM));
 			int n = 0;

@@ -604,10 +604,15 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		long stages = pval(sp, c, "CG_P_STAGES", 0, 2);
 		if (fp8 && bn > 128 && bn != pval(sp, base, "CG_P_BN", 0, 128))
 			return 1;
-		long fit = (227L * 1024 - 1024) / ((128 + (fp8 && bn > 128 ? 128 : bn)) * bk *
-						   dtype_size(t->in_dtype));
+		long fit = (228L * 1024 / pval(sp, c, "CG_P_CTAS", 0, 1) - 2048) /
+			   ((pval(sp, c, "CG_P_BM", 0, 128) + (fp8 && bn > 128 ? 128 : bn)) * bk *
+			    dtype_size(t->in_dtype));
 		if (fit < 2)
 			return 1; /* tf32 at BK = 128: two stages do not fit (a static_assert) */
+		/* BK = 32 is for 4-byte tf32 (128-byte rows, as 64 are for 16 bits): 16-bit and
+		 * fp8 k-tiles that short halve the MMAs per barrier */
+		if (bk == 32 && dtype_size(t->in_dtype) != 4 && bk != pval(sp, base, "CG_P_BK", 0, 64))
+			return 1;
 		if (stages > fit && stages != pval(sp, base, "CG_P_STAGES", 0, 2))
 			return 1;
 		/* the smem order of MN-major atoms: the same kernel where both operands are read
@@ -622,9 +627,13 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 			return 1;
 		/* 64-row tiles help small M only: where 128-row tiles of this BN fill the GPU
 		 * twice over (and M > 64), they halve the work per B load for nothing */
-		long bm = pval(sp, c, "CG_P_BM", 0, 128);
-		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS &&
+		long bm = pval(sp, c, "CG_P_BM", 0, 128), ctas = pval(sp, c, "CG_P_CTAS", 0, 1);
+		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS && ctas == 1 &&
 		    bm != pval(sp, base, "CG_P_BM", 0, 128))
+			return 1;
+		/* two CTAs an SM: 64 x 128 tiles of 16-bit or tf32 inputs only (the template's
+		 * static_assert: registers), where one CTA's MMAs can run in the other's epilogue */
+		if (ctas > 1 && (bm != 64 || bn != 128 || fp8))
 			return 1;
 		/* M <= 64 at BM = 128: the same tiles, twice the (zero-filled) MMA work */
 		if (bm == 128 && t->m <= 64 && bm != pval(sp, base, "CG_P_BM", 0, 128))
@@ -742,6 +751,10 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 		rowwise_start(sp, t, cfg);
 		return;
 	}
+	if (!strcmp(sp->family, "gemm_sm90") && dtype_size(t->in_dtype) == 4)
+		/* tf32: a 64-deep k-tile of 4-byte elements is 96 KB at 128 x 256, two stages in
+		 * shared memory (ncu on the H100: long-scoreboard stalls 71%); 32 deep runs four */
+		set_value(sp, cfg, "CG_P_BK", "32");
 	if (!strcmp(sp->family, "gemm_sm90") && sm90_one_m_tile(t)) {
 		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
 		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two;

@@ -25,7 +25,7 @@
 #include "common/task.h"
 #include "util/strbuf.h"
 
-#define BUILTIN_PARAMS_MAX 8
+#define BUILTIN_PARAMS_MAX 12
 #define BUILTIN_VALUES_MAX 12
 #define BUILTIN_STAGES_MAX 6
 #define BUILTIN_STAGE_CANDIDATES_MAX 24

@@ -73,6 +73,8 @@ cases=(
     "hopper/gemm_bf16_4096 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_MN_ORDER=1"
     "llm/llama8b_qkv_m1"
     "llm/llama8b_qkv_m1 CG_P_SPLIT_K=4"
+    "llm/llama8b_qkv_m1 CG_P_SPLIT_K=3 CG_P_CTAS=2"
+    "hopper/gemm_bf16_4096_bias_relu CG_P_BM=64 CG_P_BN=128 CG_P_CTAS=2"
     "$REPO/tests/gpu/tasks/tf32_nt.json CG_P_SPLIT_K=2 CG_P_BM=64"
     "hopper/gemm_bf16_4096 CG_P_BM=64 CG_P_BN=128 CG_P_CLUSTER_M=2 CG_P_MN_ORDER=0"
     "$REPO/tests/gpu/tasks/tf32_nt.json"

@@ -474,6 +474,8 @@ TEST(builtin_tf32_on_tensor_cores)
 	builtin_start(&sp, t, &c);
 	builtin_render(&sp, t, &c, &sb);
 	CHECK_HAS(sb.buf, "#define CG_T_IN cute::tfloat32_t\n#define CG_T_OUT float\n");
+	/* 32-deep k-tiles: four stages of 128 x 256 in shared memory, not two */
+	CHECK_HAS(sb.buf, "#define CG_P_BK 32\n");
 	struct builtin_tried tried[128];
 	int n = 0, stage, bk128 = 0;
 	char *what = NULL;
@@ -490,6 +492,21 @@ TEST(builtin_tf32_on_tensor_cores)
 	strbuf_release(&sb);
 	builtin_space_release(&sp);
 	task_free(t);
+}
+
+/* The lines of text that hold `has` and not `lacks`. */
+static int lines_with(const char *text, const char *has, const char *lacks)
+{
+	int n = 0;
+	for (const char *p = text; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *line = xstrndup(p, len);
+		n += strstr(line, has) && !strstr(line, lacks);
+		free(line);
+		p += len + (end != NULL);
+	}
+	return n;
 }
 
 /* The configs a whole walk tries for t (each measured slower than the last), formatted one a
@@ -632,8 +649,12 @@ TEST(builtin_sm90_small_m_tiles)
 	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=256");
 	strbuf_reset(&sb);
 	CHECK(walk_all(&sp, t, &sb) > 5);
-	CHECK(!strstr(sb.buf, "CG_P_BM=64"));
+	/* 64-row tiles only as the two-CTAs-an-SM point (64 x 128, CG_P_CTAS = 2) */
+	CHECK_INT(lines_with(sb.buf, "CG_P_BM=64", "CG_P_CTAS=2"), 0);
+	CHECK(lines_with(sb.buf, "CG_P_BM=64 CG_P_BN=128", "CG_P_CTAS=1") > 0);
+	CHECK_INT(lines_with(sb.buf, "CG_P_CTAS=2", "CG_P_BM=64 CG_P_BN=128"), 0);
 	CHECK(!strstr(sb.buf, "CG_P_SPLIT_K=2"));
+	CHECK(!strstr(sb.buf, "CG_P_BK=32")); /* for 4-byte tf32 only */
 	t->m = 256;
 	t->n = 5120;
 	strbuf_reset(&sb);
