@@ -755,6 +755,12 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 		/* tf32: a 64-deep k-tile of 4-byte elements is 96 KB at 128 x 256, two stages in
 		 * shared memory (ncu on the H100: long-scoreboard stalls 71%); 32 deep runs four */
 		set_value(sp, cfg, "CG_P_BK", "32");
+	if (!strcmp(sp->family, "gemm_sm90") && t->op == OP_GEMM && t->epi_act != ACT_NONE &&
+	    t->epi_act != ACT_RELU)
+		/* a GELU or SiLU epilogue: half the accumulators a thread, half the epilogue a
+		 * tile (H200, bias + GELU(tanh) at K = 768: 128 x 256 0.29x cuBLASLt, 128 x 128
+		 * 0.43x, one walk; bench/results/2026-12-05_h200_modules_classes.json) */
+		set_value(sp, cfg, "CG_P_BN", "128");
 	if (!strcmp(sp->family, "gemm_sm90") && sm90_one_m_tile(t)) {
 		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
 		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two;

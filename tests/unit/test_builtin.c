@@ -655,6 +655,18 @@ TEST(builtin_sm90_small_m_tiles)
 	CHECK_INT(lines_with(sb.buf, "CG_P_CTAS=2", "CG_P_BM=64 CG_P_BN=128"), 0);
 	CHECK(!strstr(sb.buf, "CG_P_SPLIT_K=2"));
 	CHECK(!strstr(sb.buf, "CG_P_BK=32")); /* for 4-byte tf32 only */
+	/* a GELU epilogue starts at 128 x 128 (half the epilogue a tile); ReLU keeps 128 x 256 */
+	t->epi_act = ACT_GELU_TANH;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
+	t->epi_act = ACT_RELU;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=256");
+	t->epi_act = ACT_NONE;
 	t->m = 256;
 	t->n = 5120;
 	strbuf_reset(&sb);
