@@ -5,17 +5,29 @@
 # compiles overlap on the machine's cores while their evaluations (timings, profiles, the
 # reference process's prepare) take turns on the GPU. Lines starting with # are skipped; a line
 # "after NAME VAR=VALUE ..." runs once NAME's round ends. Prints each round's tail, then packs
-# $OUT into $OUT/all.tgz (no .so/.o) so the files come back as one.
-#   OUT=DIR bash bench/gpu_parallel.sh <bench/plans/call1.txt
+# the rounds' files into $OUT/all.tgz (no .so/.o), the one file in $OUT: a device call returns
+# only a few files of a folder. The rounds work in $WORK (default /tmp/gpu_work), and the pack
+# is also written at PACK_AT seconds (default 560), so a call that runs past its limit still
+# brings back what was done by then.
+#   OUT=DIR [PACK_AT=s] bash bench/gpu_parallel.sh <bench/plans/call1.txt
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT=dir}
-export CUTEGEN_GPU_LOCK=${CUTEGEN_GPU_LOCK:-$OUT/gpu.lock}
+WORK=${WORK:-/tmp/gpu_work}
+mkdir -p "$OUT"
+mkdir -p "$WORK"
+export CUTEGEN_GPU_LOCK=${CUTEGEN_GPU_LOCK:-$WORK/gpu.lock}
 declare -A pid
 round() { # NAME SETTINGS
-    mkdir -p "$OUT/$1"
-    eval "env OUT=\"$OUT/$1\" $2 bash bench/gpu_round.sh" >"$OUT/$1.log" 2>&1
+    mkdir -p "$WORK/$1"
+    eval "env OUT=\"$WORK/$1\" $2 bash bench/gpu_round.sh" >"$WORK/$1.log" 2>&1
 }
+pack() {
+    tar -czf "$OUT/all.tgz.tmp" --exclude='*.so' --exclude='*.o' --exclude='*.a' -C "$WORK" . 2>/dev/null
+    mv "$OUT/all.tgz.tmp" "$OUT/all.tgz"
+}
+( sleep "${PACK_AT:-560}"; pack ) >/dev/null 2>&1 &
+packer=$!
 while read -r name rest; do
     case "$name" in ''|'#'*) continue ;; esac
     if [ "$name" = after ]; then
@@ -28,6 +40,7 @@ while read -r name rest; do
     fi
     pid[$name]=$!
 done
-wait
-for f in "$OUT"/*.log; do echo "== $(basename "$f" .log)"; tail -15 "$f"; done
-tar -czf "$OUT/all.tgz" --exclude='*.so' --exclude='*.o' --exclude='*.a' --exclude=all.tgz -C "$OUT" . 2>/dev/null
+for p in "${pid[@]}"; do wait "$p"; done
+pkill -P "$packer" 2>/dev/null; kill "$packer" 2>/dev/null
+for f in "$WORK"/*.log; do echo "== $(basename "$f" .log)"; tail -15 "$f"; done
+pack
