@@ -378,8 +378,13 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	// Producer warpgroup: one thread streams the k-tiles of this CTA's tiles into the ring.
 	// `it` counts k-iterations over all of them, so stage and parity carry across tiles.
 	//
+	// Registers move from the producer to the MMA warpgroups (setmaxnreg), except with two
+	// CTAs an SM: there both hold the whole register file at the 128 a thread their
+	// __launch_bounds__ gives, and an MMA warpgroup's increase would wait for registers no
+	// CTA frees before it exits (on the H200 every CG_P_CTAS = 2 candidate hung so)
 	if (warp_group == 0) {
-		cutlass::arch::warpgroup_reg_dealloc<40>();
+		if constexpr (CG_P_CTAS == 1)
+			cutlass::arch::warpgroup_reg_dealloc<40>();
 		if (threadIdx.x == 0) {
 			uint32_t it = 0;
 			for (int ct = cluster_id; ct < num_ctiles; ct += num_clusters) {
@@ -416,7 +421,8 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		}
 		return;
 	}
-	cutlass::arch::warpgroup_reg_alloc<232>();
+	if constexpr (CG_P_CTAS == 1)
+		cutlass::arch::warpgroup_reg_alloc<232>();
 
 	//
 	// MMA partition (consumer warpgroups): the "fragments" of A and B are shared-memory
