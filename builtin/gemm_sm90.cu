@@ -43,8 +43,9 @@
  *     producer and the MMA warpgroups count k-iterations across tiles, so the ring's stage
  *     and mbarrier parity carry over, and the producer fills the ring with the next tile
  *     while the MMA warpgroups run the epilogue;
- *   - CG_P_CTAS=2 (64 x 128 tiles, 16-bit or tf32): two CTAs per SM (registers capped by __launch_bounds__, the stages clamped
- *     to half the shared memory; the persistent grid counts what the occupancy API says is
+ *   - CG_P_CTAS=2 (64 x 128 tiles, 16-bit or tf32): two CTAs per SM (registers capped at
+ *     128 a thread by __launch_bounds__ and not moved by setmaxnreg, the stages clamped to
+ *     half the shared memory; the persistent grid counts what the occupancy API says is
  *     resident), so one CTA's MMAs run while the other's warpgroups are in their epilogue:
  *     for a short K (GEMM + bias + GELU at K = 768, the H100's ncu: tensor pipes 28% active)
  *     the epilogue is as long as the main loop;
@@ -358,7 +359,8 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 	// Registers move from the producer to the MMA warpgroups (setmaxnreg), except with two
 	// CTAs an SM: there both hold the whole register file at the 128 a thread their
 	// __launch_bounds__ gives, and an MMA warpgroup's increase would wait for registers no
-	// CTA frees before it exits (on the H200 every CG_P_CTAS = 2 candidate hung so)
+	// CTA frees before it exits (on the H200, the walks and the GPU test that reached a
+	// CG_P_CTAS = 2 candidate stalled there until they were killed)
 	if (warp_group == 0) {
 		if constexpr (CG_P_CTAS == 1)
 			cutlass::arch::warpgroup_reg_dealloc<40>();
