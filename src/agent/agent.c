@@ -73,8 +73,10 @@ struct agent {
 	char *profile;
 	long profiled_node;
 	int profile_unavailable;
-	int memcheck_noted;
-	int stop_code;        /* agent_stop_code() */    /* the module note on memcheck was given */
+	int memcheck_noted;   /* the module note on memcheck was given */
+	int stop_code;        /* agent_stop_code() */
+	double eval_wall_max; /* the longest evaluation of this process that ended in a verdict
+				 other than timeout (eval_deadline) */
 
 	/* retrieval of CuTe documentation (docs/cute, headers, examples) */
 	struct rag *rag;
@@ -1469,6 +1471,26 @@ static void node_memcheck(struct agent *a, struct node_work *w)
 	free(runner);
 }
 
+/*
+ * The deadline of a candidate's evaluation: the user's (--deadline), else, once an evaluation
+ * has ended in this process, four times the longest so far and at least
+ * $CUTEGEN_EVAL_HANG_FLOOR seconds (120); the evaluator's 600 s for the first. A candidate that
+ * never returns (a deadlocked pipeline: on the H200 a builtin family's two-CTAs-an-SM point
+ * waited forever for registers) then costs a couple of minutes, not ten; the first evaluation
+ * measures the baselines and the task's reference too, so the bound is generous.
+ */
+static double eval_deadline(const struct agent *a)
+{
+	if (a->o.eval.deadline_s > 0 || a->eval_wall_max <= 0)
+		return a->o.eval.deadline_s;
+	const char *env = getenv("CUTEGEN_EVAL_HANG_FLOOR");
+	char *end = NULL;
+	double floor_s = env && *env ? strtod(env, &end) : 120;
+	if (!env || !*env || *end || !(floor_s > 0))
+		floor_s = 120;
+	return 4 * a->eval_wall_max > floor_s ? 4 * a->eval_wall_max : floor_s;
+}
+
 /* The evaluation of a compiled candidate. 1 when it cannot run or there is no GPU (the loop
  * stops). */
 static int node_evaluate(struct agent *a, struct node_work *w)
@@ -1479,9 +1501,13 @@ static int node_evaluate(struct agent *a, struct node_work *w)
 	int rc = 1;
 	emit(a, AGENT_EV_PHASE, "evaluate", NULL);
 	double e0 = now_s();
+	struct eval_opts eo = a->o.eval;
+	eo.deadline_s = eval_deadline(a);
 	int r = a->o.recorded_evals ? eval_recorded(a, w->src.buf, er, &eerr)
-				    : eval_run(&a->o.eval, a->task, w->br.so_path, er, &eerr);
+				    : eval_run(&eo, a->task, w->br.so_path, er, &eerr);
 	n->eval_s = now_s() - e0;
+	if (!r && er->verdict != VERDICT_TIMEOUT && er->wall_s > a->eval_wall_max)
+		a->eval_wall_max = er->wall_s;
 	if (r) {
 		a->stop_code = er->code; /* a module's reference: its own fault, a hang, the machine */
 		stop_and_record_call(a, AGENT_STOP_ENV_ERROR, xasprintf("cannot evaluate: %s", eerr),

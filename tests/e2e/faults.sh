@@ -45,7 +45,8 @@ esac
 while [ \$# -gt 0 ]; do [ "\$1" = -o ] && { : >"\$2"; exit 0; }; shift; done
 exit 1
 SH
-# A fake runner (mode in $T/runner.mode): pass, segv, hang, garbage, noreport.
+# A fake runner (mode in $T/runner.mode): pass, segv, hang, garbage, noreport, passhang (the
+# first evaluation passes, the later ones hang).
 cat >"$T/bin/cutegen-runner" <<SH
 #!/usr/bin/env bash
 [ "\$1" = --devices ] && { echo '{"devices":[{"index":0,"name":"Fake GPU"}]}'; exit 0; }
@@ -58,6 +59,7 @@ segv) echo "phase check uniform seed 0"; kill -SEGV \$\$ ;;
 hang) echo "phase timing"; exec sleep 600 ;;
 garbage) head -c 3000 /dev/urandom; echo; echo "phase report"; printf '{"verdict": "pass", "metrics": [1,2' >/dev/fd/\$fd; exit 0 ;;
 noreport) echo "runner: cannot load the kernel"; exit 3 ;;
+passhang) [ -e "$T/runner.passed" ] && { echo "phase timing"; exec sleep 600; }; : >"$T/runner.passed" ;;
 esac
 echo "phase report"
 printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":3,"sampled_checks":1}},"runner_s":0.1}\n' "\$nonce" >/dev/fd/\$fd
@@ -152,6 +154,13 @@ rfault segv crash "SIGSEGV"
 rfault hang timeout "deadline of 3 s.*at: timing"
 rfault garbage runner_error "not a JSON object"
 rfault noreport runner_error "exited with status 3 and wrote no report"
+# Without --deadline, a candidate after the first gets 4x the longest evaluation so far, at
+# least $CUTEGEN_EVAL_HANG_FLOOR s (120 by default): a hang costs that, not the evaluator's 600 s
+echo passhang >"$T/runner.mode"
+CUTEGEN_EVAL_HANG_FLOOR=2 run runner_passhang kernel:rph --iters 2 --deadline 0
+check "runner hangs after a pass: node 1 passes, node 2 times out at the derived deadline" \
+    '[ "$(sqlite3 "$T/runner_passhang/run.db" "select verdict from nodes order by id" | tr "\n" " ")" = "pass timeout " ] &&
+     sqlite3 "$T/runner_passhang/run.db" "select message from nodes where id = 2" | grep -q "deadline of 2 s"'
 echo pass >"$T/runner.mode"
 check "no scratch directories are left behind" '! ls "${TMPDIR:-/tmp}" | grep -q "^cutegen-eval-.*$$"'
 
