@@ -155,6 +155,14 @@ void feedback_eval(const struct eval_result *er, struct strbuf *out)
 	if (er->verdict == VERDICT_TIMEOUT && er->last_phase &&
 	    (!er->message || !strstr(er->message, er->last_phase)))
 		strbuf_addf(out, "It was at this phase when the deadline passed: %s\n", er->last_phase);
+	if (er->verdict == VERDICT_TIMEOUT)
+		strbuf_addstr(out, "A kernel that never returns is usually waiting on a barrier that "
+				   "never completes: an mbarrier's phase parity, or the bytes a TMA "
+				   "barrier expects against those its copies deliver; producer and "
+				   "consumer counts that differ; a cluster sync or __syncthreads some "
+				   "threads never reach (an early return); setmaxnreg raising registers "
+				   "while more than one CTA shares the SM (they are never freed); a loop "
+				   "bound read from uninitialized memory.\n");
 	if (er->verdict == VERDICT_PRECISION)
 		strbuf_addstr(out, "The precision contract forbids the shortcut this takes (TF32 or "
 				   "16-bit products, approximate math): compute in full fp32.\n");

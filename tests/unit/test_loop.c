@@ -592,6 +592,17 @@ TEST(feedback_eval_shows_where_and_samples)
 	CHECK_HAS(out.buf, "[1, 98]: got NaN");
 	strbuf_release(&out);
 	eval_result_release(&er);
+	/* a timeout names the phase and the usual causes of a kernel that never returns */
+	CHECK_INT(eval_result_from_report(&er, "{\"verdict\":\"pass\"}", &err), 0);
+	er.verdict = VERDICT_TIMEOUT;
+	er.last_phase = xstrdup("timing");
+	feedback_eval(&er, &out);
+	CHECK_HAS(out.buf, "verdict timeout");
+	CHECK_HAS(out.buf, "phase when the deadline passed: timing");
+	CHECK_HAS(out.buf, "mbarrier's phase parity");
+	CHECK_HAS(out.buf, "setmaxnreg");
+	strbuf_release(&out);
+	eval_result_release(&er);
 	/* a pass says nothing */
 	CHECK_INT(eval_result_from_report(&er, "{\"verdict\":\"pass\"}", &err), 0);
 	feedback_eval(&er, &out);
