@@ -14,8 +14,7 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT=dir}
 WORK=${WORK:-/tmp/gpu_work}
-mkdir -p "$OUT"
-mkdir -p "$WORK"
+mkdir -p "$OUT" "$WORK"
 export CUTEGEN_GPU_LOCK=${CUTEGEN_GPU_LOCK:-$WORK/gpu.lock}
 declare -A pid
 round() { # NAME SETTINGS

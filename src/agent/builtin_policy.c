@@ -597,16 +597,16 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		  const struct builtin_config *c, const struct builtin_config *base)
 {
 	if (!strcmp(sp->family, "gemm_sm90")) {
-		/* the template clamps STAGES to what fits in 227 KB (and fp8 tiles to BN = 128):
-		 * asking for more than fits is the same kernel again */
+		/* the template clamps STAGES to what fits in a CTA's share of the SM's 228 KB (and
+		 * fp8 tiles to BN = 128): asking for more than fits is the same kernel again */
 		int fp8 = t->in_dtype == DT_FP8_E4M3;
-		long bn = pval(sp, c, "CG_P_BN", 0, 128), bk = pval(sp, c, "CG_P_BK", 0, 64);
+		long bm = pval(sp, c, "CG_P_BM", 0, 128), bn = pval(sp, c, "CG_P_BN", 0, 128);
+		long bk = pval(sp, c, "CG_P_BK", 0, 64), ctas = pval(sp, c, "CG_P_CTAS", 0, 1);
 		long stages = pval(sp, c, "CG_P_STAGES", 0, 2);
 		if (fp8 && bn > 128 && bn != pval(sp, base, "CG_P_BN", 0, 128))
 			return 1;
-		long fit = (228L * 1024 / pval(sp, c, "CG_P_CTAS", 0, 1) - 2048) /
-			   ((pval(sp, c, "CG_P_BM", 0, 128) + (fp8 && bn > 128 ? 128 : bn)) * bk *
-			    dtype_size(t->in_dtype));
+		long fit = (228L * 1024 / ctas - 2048) /
+			   ((bm + (fp8 && bn > 128 ? 128 : bn)) * bk * dtype_size(t->in_dtype));
 		if (fit < 2)
 			return 1; /* tf32 at BK = 128: two stages do not fit (a static_assert) */
 		/* BK = 32 is for 4-byte tf32 (128-byte rows, as 64 are for 16 bits): 16-bit and
@@ -627,7 +627,6 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 			return 1;
 		/* 64-row tiles help small M only: where 128-row tiles of this BN fill the GPU
 		 * twice over (and M > 64), they halve the work per B load for nothing */
-		long bm = pval(sp, c, "CG_P_BM", 0, 128), ctas = pval(sp, c, "CG_P_CTAS", 0, 1);
 		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS && ctas == 1 &&
 		    bm != pval(sp, base, "CG_P_BM", 0, 128))
 			return 1;
@@ -738,6 +737,39 @@ static void sm90_start_split(const struct builtin_space *sp, const struct task *
 	}
 }
 
+/* gemm_sm90's start for a task (builtin_start). */
+static void sm90_start(const struct builtin_space *sp, const struct task *t,
+		       struct builtin_config *cfg)
+{
+	if (dtype_size(t->in_dtype) == 4)
+		/* tf32: a 64-deep k-tile of 4-byte elements is 96 KB at 128 x 256, two stages in
+		 * shared memory (ncu on the H100: long-scoreboard stalls 71%); 32 deep runs four */
+		set_value(sp, cfg, "CG_P_BK", "32");
+	if (t->op == OP_GEMM && t->epi_act != ACT_NONE && t->epi_act != ACT_RELU)
+		/* a GELU or SiLU epilogue: half the accumulators a thread, half the epilogue a
+		 * tile (H200, bias + GELU(tanh) at K = 768: 128 x 256 0.29x cuBLASLt, 128 x 128
+		 * 0.43x, one walk; bench/results/2026-12-05_h200_modules_classes.json) */
+		set_value(sp, cfg, "CG_P_BN", "128");
+	if (sm90_one_m_tile(t)) {
+		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
+		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two;
+		 * at M <= 64 a 64-row tile does half the zero-filled MMA work */
+		set_value(sp, cfg, "CG_P_BN", "128");
+		set_value(sp, cfg, "CG_P_CLUSTER_M", "1");
+		if (t->m <= 64)
+			set_value(sp, cfg, "CG_P_BM", "64");
+	} else if (t->op == OP_GEMM && sm90_tiles(t, 128, pval(sp, cfg, "CG_P_BN", 0, 256)) < SM90_SMS) {
+		/* small M (LLM inference, M of a few hundred): the declared 128 x 256 tiles leave
+		 * SMs idle; narrower ones first, then 64-row ones, till the tiles cover the SMs */
+		set_value(sp, cfg, "CG_P_BN", "128");
+		if (sm90_tiles(t, 128, 128) < SM90_SMS)
+			set_value(sp, cfg, "CG_P_BM", "64");
+	} else {
+		return;
+	}
+	sm90_start_split(sp, t, cfg);
+}
+
 /*
  * The start point for a task: the family's declared start, except where the task makes it a
  * poor one. A SIMT GEMM whose tiles do not fill the GPU (kb1/6: 256x256 from K = 524288, four
@@ -751,35 +783,8 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 		rowwise_start(sp, t, cfg);
 		return;
 	}
-	if (!strcmp(sp->family, "gemm_sm90") && dtype_size(t->in_dtype) == 4)
-		/* tf32: a 64-deep k-tile of 4-byte elements is 96 KB at 128 x 256, two stages in
-		 * shared memory (ncu on the H100: long-scoreboard stalls 71%); 32 deep runs four */
-		set_value(sp, cfg, "CG_P_BK", "32");
-	if (!strcmp(sp->family, "gemm_sm90") && t->op == OP_GEMM && t->epi_act != ACT_NONE &&
-	    t->epi_act != ACT_RELU)
-		/* a GELU or SiLU epilogue: half the accumulators a thread, half the epilogue a
-		 * tile (H200, bias + GELU(tanh) at K = 768: 128 x 256 0.29x cuBLASLt, 128 x 128
-		 * 0.43x, one walk; bench/results/2026-12-05_h200_modules_classes.json) */
-		set_value(sp, cfg, "CG_P_BN", "128");
-	if (!strcmp(sp->family, "gemm_sm90") && sm90_one_m_tile(t)) {
-		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:
-		 * the narrower BN doubles them, and a CTA pair along M would idle one of the two;
-		 * at M <= 64 a 64-row tile does half the zero-filled MMA work */
-		set_value(sp, cfg, "CG_P_BN", "128");
-		set_value(sp, cfg, "CG_P_CLUSTER_M", "1");
-		if (t->m <= 64)
-			set_value(sp, cfg, "CG_P_BM", "64");
-		sm90_start_split(sp, t, cfg);
-		return;
-	}
-	if (!strcmp(sp->family, "gemm_sm90") && t->op == OP_GEMM &&
-	    sm90_tiles(t, 128, pval(sp, cfg, "CG_P_BN", 0, 256)) < SM90_SMS) {
-		/* small M (LLM inference, M of a few hundred): the declared 128 x 256 tiles leave
-		 * SMs idle; narrower ones first, then 64-row ones, till the tiles cover the SMs */
-		set_value(sp, cfg, "CG_P_BN", "128");
-		if (sm90_tiles(t, 128, 128) < SM90_SMS)
-			set_value(sp, cfg, "CG_P_BM", "64");
-		sm90_start_split(sp, t, cfg);
+	if (!strcmp(sp->family, "gemm_sm90")) {
+		sm90_start(sp, t, cfg);
 		return;
 	}
 	int i = find_param(sp, "CG_P_SPLIT_K", strlen("CG_P_SPLIT_K"));

@@ -168,8 +168,9 @@ for i, vals in enumerate(itertools.product(*[params[n]["values"] for n in stage]
 PY
 done
 # settings beyond the start that reach code paths of their own (issue 20: split-K (3 and 8
-# k-ranges too), 64-row tiles, two CTAs an SM, softmax register modes and their fallback to mode 1; gemm_sm90's pad path with
-# split-K, with the other MN-major smem order, one CTA per tile): TASK SETTING
+# k-ranges too), 64-row tiles, two CTAs an SM, softmax register modes and their fallback to
+# mode 1; gemm_sm90's pad path with split-K, with the other MN-major smem order, one CTA per
+# tile): TASK SETTING
 n=0
 while read -r name setting; do
     n=$((n + 1))
