@@ -114,6 +114,10 @@ struct ctx {
 	int report_fd;             /* -1: print the report on stdout */
 	char nonce[NONCE_MAX + 1];
 	double limit_gbps, limit_tflops; /* 0 = none given */
+	/* --call-limit: seconds a call of the candidate may take before it counts as never
+	 * returning (0: none); hung: it did, and the device is not touched again */
+	double call_limit_s;
+	int hung;
 	int nsets;                 /* input sets timed calls rotate over */
 	struct gate_mem *gate;
 
@@ -498,9 +502,39 @@ static int call_candidate(struct ctx *c)
 	return 0;
 }
 
+/* Waits for the candidate's stream like cudaStreamSynchronize, for at most c->call_limit_s:
+ * past it the verdict is timeout and c->hung is set (the kernel still runs; the report is
+ * written without another wait on the device, and the process exit ends the kernel). A kernel
+ * that never returns (an mbarrier wait that no arrival satisfies) costs the limit, not the
+ * evaluation's whole deadline. Polls: a spin for the first millisecond, then 100 us sleeps. */
+static cudaError_t wait_candidate(struct ctx *c)
+{
+	if (c->call_limit_s <= 0)
+		return cudaStreamSynchronize(c->s);
+	double t0 = wall_s();
+	for (;;) {
+		cudaError_t e = cudaStreamQuery(c->s);
+		if (e != cudaErrorNotReady)
+			return e;
+		double waited = wall_s() - t0;
+		if (waited > c->call_limit_s) {
+			c->hung = 1;
+			return cudaErrorNotReady;
+		}
+		if (waited > 1e-3)
+			usleep(100);
+	}
+}
+
 static int sync_candidate(struct ctx *c)
 {
-	cudaError_t e = cudaStreamSynchronize(c->s);
+	cudaError_t e = wait_candidate(c);
+	if (c->hung) {
+		fail(c, VERDICT_TIMEOUT, "the kernel had not finished %.0f s after it was called (the "
+		     "runner's limit for one call, $CUTEGEN_CALL_LIMIT): it never returns, or is far "
+		     "too slow for this size", c->call_limit_s);
+		return -1;
+	}
 	if (e == cudaSuccess) {
 		/* the given stream is done; nothing else may be running: a kernel left behind on
 		 * another stream (working in the gaps, or at the runner's own buffers) outlives the
@@ -872,7 +906,8 @@ static int check_stream_escape(struct ctx *c, json_t *note)
 	rc = 0;
 out:
 	g->flag = 1;
-	cudaStreamSynchronize(c->s);
+	if (!c->hung)
+		cudaStreamSynchronize(c->s);
 	return rc;
 }
 
@@ -1815,7 +1850,7 @@ static int list_devices(int brief)
 static void usage(void)
 {
 	fprintf(stderr, "usage: cutegen-runner --task TASK.json --kernel K.so [--report-fd N] [--device N] "
-		"[--quick] [--trials N] [--limit-gbps G] [--limit-tflops T] [--profile]\n"
+		"[--quick] [--trials N] [--limit-gbps G] [--limit-tflops T] [--call-limit S] [--profile]\n"
 		"       cutegen-runner --module RUN.json --kernel K.so [same options]\n"
 		"       cutegen-runner --devices [--brief]\n");
 }
@@ -1857,6 +1892,8 @@ int main(int argc, char **argv)
 			c.limit_gbps = atof(argv[++i]);
 		else if (v && !strcmp(a, "--limit-tflops"))
 			c.limit_tflops = atof(argv[++i]);
+		else if (v && !strcmp(a, "--call-limit"))
+			c.call_limit_s = atof(argv[++i]);
 		else {
 			usage();
 			return 2;
@@ -2059,15 +2096,17 @@ checked:
 
 report:
 	if (c.mr && c.hashed) {
-		/* after the candidate's last call, whatever it left running on other streams done */
+		/* after the candidate's last call, whatever it left running on other streams done
+		 * (a kernel past its call limit still runs: no hash, the session is not reused) */
 		phase("hash after");
-		cudaError_t se = cudaDeviceSynchronize();
+		cudaError_t se = c.hung ? cudaErrorNotReady : cudaDeviceSynchronize();
 		if (se) {
 			json_t *mod = json_object_get(c.report, "module");
 			json_object_set_new(mod, "reference_intact", json_false());
 			json_object_set_new(mod, "reference_hash_error", json_sprintf(
 				"the device failed before the hash after the kernel: %s (the session is not "
-				"reused)", cudaGetErrorString(se)));
+				"reused)", c.hung ? "the kernel was still running past its call limit"
+						  : cudaGetErrorString(se)));
 		} else {
 			module_hash(&c, 1);
 		}

@@ -597,6 +597,22 @@ static int make_nonce(char hex[33])
 	return 0;
 }
 
+/* Seconds one call of the candidate may take in the runner before its verdict is timeout:
+ * $CUTEGEN_CALL_LIMIT, 0 for none, else 30 (a call of any sensible kernel for the largest
+ * tasks takes well under a second; the timing loop calls it hundreds of times). */
+static double runner_call_limit(void)
+{
+	const char *env = getenv("CUTEGEN_CALL_LIMIT");
+	char *end = NULL;
+	double v = env && *env ? strtod(env, &end) : 30;
+	if (env && *env && (*end || !(v >= 0))) {
+		fprintf(stderr, "cutegen: warning: CUTEGEN_CALL_LIMIT='%s' is not a number of seconds "
+			"(0 for no limit); using 30\n", env);
+		v = 30;
+	}
+	return v;
+}
+
 int eval_run(const struct eval_opts *o, const struct task *t, const char *so_path,
 	     struct eval_result *r, char **err)
 {
@@ -714,8 +730,9 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		}
 	}
 
-	char devbuf[16], gbuf[32], tbuf[32];
+	char devbuf[16], gbuf[32], tbuf[32], cbuf[32];
 	snprintf(devbuf, sizeof(devbuf), "%d", o->device);
+	double call_limit = runner_call_limit();
 	snprintf(gbuf, sizeof(gbuf), "%.1f", lim_gbps);
 	snprintf(tbuf, sizeof(tbuf), "%.2f", lim_tflops);
 	const char *argv[20];
@@ -728,6 +745,10 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	if (lim_gbps > 0) { argv[n++] = "--limit-gbps"; argv[n++] = gbuf; }
 	if (lim_tflops > 0) { argv[n++] = "--limit-tflops"; argv[n++] = tbuf; }
 	if (o->quick) argv[n++] = "--quick";
+	if (call_limit > 0) {
+		snprintf(cbuf, sizeof(cbuf), "%g", call_limit);
+		argv[n++] = "--call-limit"; argv[n++] = cbuf;
+	}
 	argv[n] = NULL;
 
 	struct proc_limits lim = { 0 };

@@ -144,6 +144,8 @@ check "the runner gets its report pipe, and no --out" \
 check "the runner gets a 128-bit nonce on stdin" 'grep -Eqx "[0-9a-f]{32}" "$T/nonce"'
 check "the runner gets the evaluator's limits" \
     'grep -q -- "--limit-gbps 1050.0" "$T/argv" && grep -q -- "--limit-tflops 1.05" "$T/argv"'
+check "the runner gets the limit of one call, 30 s unless \$CUTEGEN_CALL_LIMIT says" \
+    'grep -q -- "--call-limit 30" "$T/argv"'
 check "the report shows the baseline and its limits" \
     'python3 -c "import json,sys; b=json.load(open(sys.argv[1]))[\"report\"][\"baseline\"]; assert b[\"limits\"][\"gbps\"] == 1050 and b[\"copy_gbps\"] == 1000" "$T/out.json"'
 check "the nonce is not kept in the report" '! grep -q nonce "$T/out.json"'
@@ -153,6 +155,13 @@ check "a second evaluation of the task reuses the cached baseline" \
     '[ "$n1" = 1 ] && [ "$(grep -c measure "$T/baseline.log")" = 1 ] && [ "$(grep -c identify "$T/baseline.log")" = 2 ]'
 check "the report says the baseline came from the cache" \
     'python3 -c "import json,sys; assert json.load(open(sys.argv[1]))[\"report\"][\"baseline\"][\"cached\"] is True" "$T/out.json"'
+CUTEGEN_CALL_LIMIT=2.5 ev good kb1/19_relu
+check "\$CUTEGEN_CALL_LIMIT=2.5 reaches the runner" 'grep -q -- "--call-limit 2.5" "$T/argv"'
+CUTEGEN_CALL_LIMIT=0 ev good kb1/19_relu
+check "\$CUTEGEN_CALL_LIMIT=0: no limit" '[ "$v" = pass ] && ! grep -q -- "--call-limit" "$T/argv"'
+CUTEGEN_CALL_LIMIT=soon ev good kb1/19_relu
+check "a \$CUTEGEN_CALL_LIMIT that is no number is named, and 30 s used" \
+    'grep -q "CUTEGEN_CALL_LIMIT=.soon. is not a number" "$T/err" && grep -q -- "--call-limit 30" "$T/argv"'
 ev good kb1/20_leaky_relu
 check "another task measures its own baseline" '[ "$(grep -c measure "$T/baseline.log")" = 2 ]'
 

@@ -13,8 +13,8 @@ mkdir -p "$OUT"
 passed=0 failed=0
 ok()  { echo "ok - $*"; passed=$((passed + 1)); }
 # GPU_TESTS: the sections to run (default all): examples (with the runner's device code and
-# its libraries), redteam, builtin
-want() { case " ${GPU_TESTS:-examples redteam builtin} " in *" $1 "*) return 0 ;; esac; return 1; }
+# its libraries), redteam, hang (the runner's call limit), builtin
+want() { case " ${GPU_TESTS:-examples redteam hang builtin} " in *" $1 "*) return 0 ;; esac; return 1; }
 bad() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 verdict_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("verdict","?"))' "$1" 2>/dev/null || echo "no-json"; }
@@ -140,6 +140,20 @@ if [ -f tests/redteam/manifest.json ]; then
     cat "$OUT/redteam.log"
     passed=$((passed + $(grep -c '^ok - ' "$OUT/redteam.log")))
     failed=$((failed + $(grep -c '^not ok - ' "$OUT/redteam.log")))
+fi
+fi
+if want hang; then
+# 2a. the runner's limit of one call: the kernel that never returns, without --deadline, is
+#     timed out by the runner itself, after the limit, not the evaluation's 600 s
+t0=$(date +%s)
+CUTEGEN_CALL_LIMIT=3 "$CG" eval tests/redteam/hang_relu.cu --task tests/redteam/tasks/relu_small.json \
+    --json >"$OUT/call_limit.json" 2>"$OUT/call_limit.err"
+waited=$(( $(date +%s) - t0 ))
+v=$(verdict_of "$OUT/call_limit.json")
+if [ "$v" = timeout ] && [ "$waited" -lt 90 ] && grep -q "limit for one call" "$OUT/call_limit.json"; then
+    ok "a kernel that never returns: timeout after the runner's call limit of 3 s ($waited s in all)"
+else
+    bad "hang_relu with CUTEGEN_CALL_LIMIT=3: $v after $waited s ($(tail -c 400 "$OUT/call_limit.json"))"
 fi
 fi
 if want builtin; then
