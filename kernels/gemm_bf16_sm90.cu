@@ -194,28 +194,20 @@ struct EpiGeluErf {
 		return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
 	}
 };
-/* 0.5 x (1 + tanh(u)) = x sigmoid(2u), in EpiSilu's form (e = exp(-2|u|), the divisor in
- * [1, 2]): one MUFU exponential and one fast divide instead of tanhf's branches and
- * polynomial; it avoids 1 + tanh(u)'s cancellation for negative x, so it is nearer the float64
- * truth than PyTorch's fp32 formula. The epilogue of GEMM + bias + GELU at K = 768 was as long
- * as its main loop (the H100's ncu, stop 26). */
 struct EpiGeluTanh {
 	__device__ float operator()(float x) const
 	{
 		float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);  // sqrt(2/pi)
-		float e = __expf(-2.0f * fabsf(u));
-		return __fdividef(u >= 0.0f ? x : x * e, 1.0f + e);
+		return 0.5f * x * (1.0f + tanhf(u));
 	}
 };
 /* x / (1 + exp(-x)) with the divisor kept in [1, 2] (e = exp(-|x|)), where the fast divide is
  * within a few ulp: exp(-x) past 2^126 (x < -87) sends the IEEE division down its slow path
- * (builtin/elementwise.cu's sigmoid_times says what it cost). The MUFU exponential: its
- * relative error, a few ulp of fp32, is far below the 16-bit and tf32 contracts this family
- * serves (strict fp32 is gemm_simt's). */
+ * (builtin/elementwise.cu's sigmoid_times says what it cost) */
 struct EpiSilu {
 	__device__ float operator()(float x) const
 	{
-		float e = __expf(-fabsf(x));
+		float e = expf(-fabsf(x));
 		return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
 	}
 };
@@ -246,33 +238,21 @@ __device__ __forceinline__ void tile_coord(int t, int tiles_m, int tiles_n, int 
 	n = rr / group_m;
 }
 
-/* One output element of the epilogue, in fp32 before its conversion to TC: act(alpha * acc +
- * bias[gn]), or zero in the masked triangle (CG_OUT_MASK). Shared by the fused epilogue and
- * the split-K reduction. The bias is read through the read-only path: no store of C is
- * ordered before it, so the loads of a tile's columns can be issued together. */
-template <class T>
-__device__ __forceinline__ T ldg_value(T const *p)
-{
-	using E = uint_bit_t<sizeof_bits_v<T>>;
-	E bits = __ldg(reinterpret_cast<E const *>(p));
-	T v;
-	memcpy(&v, &bits, sizeof v);
-	return v;
-}
-
+/* One output element of the epilogue: act(alpha * acc + bias[gn]) in TC, or zero in the
+ * masked triangle (CG_OUT_MASK). Shared by the fused epilogue and the split-K reduction. */
 template <class TC, class Epi>
-__device__ __forceinline__ float epilogue_value(float acc, int gm, int gn, float alpha,
-						TC const *bias, Epi epi)
+__device__ __forceinline__ TC epilogue_value(float acc, int gm, int gn, float alpha,
+					     TC const *bias, Epi epi)
 {
 	float v = alpha * acc;
 	if constexpr (CG_EPI_BIAS)
-		v += float(ldg_value(bias + gn));
+		v += float(bias[gn]);
 	v = epi(v);
 	if constexpr (CG_OUT_MASK == 1)
 		v = gm > gn ? 0.0f : v;
 	if constexpr (CG_OUT_MASK == 2)
 		v = gm < gn ? 0.0f : v;
-	return v;
+	return TC(v);
 }
 
 /*
@@ -290,7 +270,7 @@ __global__ void splitk_reduce(int M, int N, int L, int S, float const *W, TC *C,
 		for (int s = 0; s < S; ++s)
 			acc += W[int64_t(s) * total + i];
 		int64_t r = i % mn;
-		C[i] = TC(epilogue_value<TC>(acc, int(r / N), int(r % N), alpha, bias, epi));
+		C[i] = epilogue_value<TC>(acc, int(r / N), int(r % N), alpha, bias, epi);
 	}
 }
 
@@ -550,16 +530,10 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 			}
 			continue;
 		}
-		// The values first, in place, then the stores: no store sits between the bias loads
-		// (and the activation's arithmetic) of the tile
-		CUTE_UNROLL
-		for (int i = 0; i < size(tCrC); ++i) {
-			int gm = m0 + int(get<0>(tCcC(i)));
-			int gn = n0 + int(get<1>(tCcC(i)));
-			if (gn < int(N))
-				tCrC(i) = epilogue_value<TC>(tCrC(i), gm, gn, alpha, bias, epi);
-		}
 		Tensor tCgCt = tCgC(_,_,_,m,n,l);                            // (MMA,MMA_M,MMA_N)
+		auto value = [&](float acc, int gm, int gn) {
+			return epilogue_value<TC>(acc, gm, gn, alpha, bias, epi);
+		};
 		struct alignas(2 * sizeof(TC)) Pair {
 			TC v[2];
 		};
@@ -574,7 +548,8 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				    raw_pointer_cast(&tCgCt(i + 1)) == p + 1;
 			if (pair && gm < int(M) && gn + 1 < int(N) &&
 			    reinterpret_cast<uintptr_t>(p) % sizeof(Pair) == 0) {
-				*reinterpret_cast<Pair *>(p) = Pair{{TC(tCrC(i)), TC(tCrC(i + 1))}};
+				*reinterpret_cast<Pair *>(p) = Pair{{value(tCrC(i), gm, gn),
+								     value(tCrC(i + 1), gm, gn + 1)}};
 				continue;
 			}
 			CUTE_UNROLL
@@ -582,7 +557,7 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				int jm = m0 + int(get<0>(tCcC(j)));
 				int jn = n0 + int(get<1>(tCcC(j)));
 				if (jm < int(M) && jn < int(N))
-					tCgCt(j) = TC(tCrC(j));
+					tCgCt(j) = value(tCrC(j), jm, jn);
 			}
 		}
 	}

@@ -685,7 +685,9 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 		json_decref(devs);
 		free(derr);
 	}
+	double turn_t0 = now_s();
 	turn = gpu_turn_take(); /* given back at out: baselines and the torch baseline time the GPU */
+	double gpu_wait_s = now_s() - turn_t0; /* other processes' evaluations, not this one's cost */
 	double lim_gbps = 0, lim_tflops = 0;
 	if (!o->no_baseline) {
 		base = get_baseline(o, t, runner, dir, task_path, &base_cached, &base_why);
@@ -850,6 +852,7 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 	else if (o->torch && eval_passed(r))
 		torch_baseline(o, dir, task_path, r);
 	json_object_set_new(r->report, "runner_wall_s", json_real(cp.wall_s));
+	json_object_set_new(r->report, "gpu_wait_s", json_real(gpu_wait_s));
 out:
 	if (kept) {
 		keep_ok = rc == 0 && eval_keeps_reference(r);

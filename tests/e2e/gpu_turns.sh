@@ -90,6 +90,17 @@ wait
 m=$(most_at_once "$T/evals.log")
 check "CUTEGEN_GPU_LOCK set by hand serializes them too (at most $m at once)" '[ "$m" -eq 1 ]'
 
+# the wait for the GPU's turn is in the report (gpu_wait_s), apart from the evaluation's work
+: >"$T/k.so"
+flock "$T/held.lock" sleep 2 &
+holder=$!
+sleep 0.3
+CUTEGEN_GPU_LOCK="$T/held.lock" timeout 60 "$CUTEGEN" eval x.cu --so "$T/k.so" --task kb1/19_relu \
+    --json >"$T/waited.json" 2>"$T/waited.err"
+wait $holder
+check "an evaluation that waited for the lock reports the wait (gpu_wait_s)" \
+    'python3 -c "import json,sys; w=json.load(open(sys.argv[1]))[\"report\"][\"gpu_wait_s\"]; assert 1.2 < w < 10, w" "$T/waited.json"'
+
 # a suite given the user's lock keeps it: its workers take turns with a run beside it
 : >"$T/evals.log"
 CUTEGEN_GPU_LOCK="$T/shared.lock" timeout 120 "$CUTEGEN" run kb1/23_softmax --backend builtin --iters 3 \
