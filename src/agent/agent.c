@@ -1079,12 +1079,18 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
  * Compiles the current stage's candidates ahead, several nvcc at once (forked children that
  * fill the compile cache): a stage's candidates do not depend on each other's times, and the
  * evaluations that follow are then cache hits. Failures are left for the node to report.
+ * Only as many as the iteration budget has nodes left (the walk tries them in this order):
+ * with --iters 3, a stage of six compiled whole cost each of a suite's runs three compiles of
+ * candidates it never judged, on cores the other runs were compiling on.
  */
 static double prebuild(struct agent *a)
 {
 	double t0 = now_s();
 	struct builtin_config c[BUILTIN_STAGE_CANDIDATES_MAX];
 	int n = builtin_pending(&a->bsp, a->task, a->tried, a->ntried, c);
+	int left = a->o.iters - a->totals.nodes; /* this node included */
+	if (n > left)
+		n = left;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *e = getenv("CUTEGEN_BUILD_JOBS");
 	if (e && *e)

@@ -95,6 +95,9 @@ check "no model: it says why it uses the builtin agent" 'grep -q "no model confi
 check "the same walk again, node for node" \
     '[ "$(sql "$T/run1" "select group_concat(change, \"|\") from nodes")" = "$(sql "$T/run2" "select group_concat(change, \"|\") from nodes")" ]'
 check "it says what it compiles ahead" 'grep -q "^note: compiling the [0-9]* candidates of this stage" "$T/err2"'
+"$CUTEGEN" run "$TASK" --recorded-evals "$R" --out "$T/run2i" --iters 3 >"$T/out2i" 2>"$T/err2i"
+check "--iters 3: only the 2 candidates the budget has nodes for are compiled ahead" \
+    'grep -q "^note: compiling the 2 candidates of this stage" "$T/err2i" && [ "$(grep -c "^note: compiling the" "$T/err2i")" = 1 ]' || grep "compiling" "$T/err2i"
 "$CUTEGEN" run "$TASK" --recorded-evals "$R" --out "$T/run2q" --quiet >"$T/out2q" 2>"$T/err2q"
 check "--quiet: no progress notes (no 'note: compiling ...')" '! grep -q "compiling the" "$T/err2q" && grep -q "best" "$T/out2q"'
 

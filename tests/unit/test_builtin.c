@@ -698,7 +698,8 @@ TEST(builtin_sm90_small_m_tiles)
 /* Issue 20, decode: a start whose tiles do not cover the SMs starts split-K, with the k-ranges
  * that give the busiest SM the least work (M = 16, N = 4096, K = 4096: 32 tiles of 64 x 128,
  * 4 ranges = 128 units in one wave; N = 6144: 48 tiles, 8 ranges = 384 units in 3 waves, 3/8
- * of a tile per SM); none where the partial sums would outweigh A and B (M = 128, K = 512),
+ * of a tile per SM); fewer where the partial sums would move more than a quarter of the bytes
+ * of A and B (M = 128), none where even 2 would (M = 128, K = 512),
  * or the tiles fill the GPU; a 128-row tile is never tried for M <= 64. */
 TEST(builtin_sm90_decode_split_start)
 {
@@ -723,6 +724,14 @@ TEST(builtin_sm90_decode_split_start)
 	walk_all(&sp, t, &sb);
 	CHECK(!strstr(sb.buf, "CG_P_BM=128"));
 	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=3 ");
+	/* M = 128, N = 6144, K = 4096 (llama8b qkv): 48 tiles, 8 ranges would write and read
+	 * 50 MB of partials beside A's and B's 51 MB (0.50x cuBLASLt on the H100 against 0.72x
+	 * without); within a quarter of A and B: 2 */
+	t->m = 128, t->k = 4096;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=2 ");
 	t->m = 128, t->n = 4096, t->k = 512; /* 32 tiles; 4 ranges of partials = 16 MB > 5 MB */
 	strbuf_reset(&sb);
 	builtin_start(&sp, t, &c);
