@@ -22,7 +22,8 @@
 #   module_*.log       step mtests: tests/gpu/module_describe_torch.sh, module_refkeep.sh, module_loop.sh
 #   tsuite-NAME.*      `cutegen suite $SUITE --backend builtin --torch` (a suite, task list or module
 #                      directory) stopped by ^C twice at TSUITE_LIMIT (default 540): its --json
-#                      summary, log, `cutegen report` and the suite directory as a .tgz
+#                      summary, log, `cutegen report` and the suite directory as a .tgz (with
+#                      gpu.txt); RESUME=that .tgz continues it in a later call on the same GPU
 #   STEPS="tests ab modules torch" OLD_CUTEGEN=.gpu/old/cutegen OUT=DIR bash bench/gpu_round.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -106,8 +107,19 @@ for s in ${STEPS:-tests ab modules torch}; do
                  echo "$sc: $(tail -1 "$OUT/$(basename "$sc" .sh).log")"; grep '^not ok' "$OUT/$(basename "$sc" .sh).log" | head -5
              done ;;
     tsuite)  # one suite (SUITE: a suite name, task list or module directory) with --torch: the
-             # builtin agent's best kernel per task against cuBLASLt, eager and torch.compile
+             # builtin agent's best kernel per task against cuBLASLt, eager and torch.compile.
+             # RESUME=tsuite-NAME.tgz (an earlier call's, carried here): continue that suite (its
+             # done tasks kept, the rest run) if it was measured on a GPU of this name
              n=$(basename "${SUITE:?SUITE=suite}" .txt); n=${n%/}
+             gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+             if [ -n "${RESUME:-}" ]; then
+                 tar -xzf "$RESUME" -C "$OUT" 2>/dev/null || echo "RESUME=$RESUME: cannot unpack it; a new suite"
+                 if [ "$(cat "$OUT/tsuite-$n/gpu.txt" 2>/dev/null)" != "$gpu" ]; then
+                     echo "RESUME=$RESUME: measured on '$(cat "$OUT/tsuite-$n/gpu.txt" 2>/dev/null)', this is '$gpu'; a new suite"
+                     rm -rf "$OUT/tsuite-$n"
+                 fi
+             fi
+             mkdir -p "$OUT/tsuite-$n" && echo "$gpu" >"$OUT/tsuite-$n/gpu.txt"
              interrupted_at "$(( $(lim "${TSUITE_LIMIT:-540}") - 45 ))" build/cutegen suite "$SUITE" \
                  --backend builtin --torch --gpus all --per-gpu "${PER_GPU:-4}" ${ITERS:+--iters "$ITERS"} \
                  --out "$OUT/tsuite-$n" --json >"$OUT/tsuite-$n.json" 2>"$OUT/tsuite-$n.log"
