@@ -542,6 +542,12 @@ static long sm90_tiles(const struct task *t, long bm, long bn)
 	return ceil_div(t->m, bm) * ceil_div(t->n, bn) * (t->batch > 1 ? t->batch : 1);
 }
 
+/* The part of its waves a grid of `tiles` CTAs (one an SM) keeps busy. */
+static double sm90_wave_fill(long tiles)
+{
+	return tiles > 0 ? (double)tiles / (double)(ceil_div(tiles, SM90_SMS) * SM90_SMS) : 0;
+}
+
 /* Sets a parameter to a value of its list (nothing when the space has neither). */
 static void set_value(const struct builtin_space *sp, struct builtin_config *cfg, const char *name,
 		      const char *v)
@@ -747,6 +753,13 @@ static void sm90_start(const struct builtin_space *sp, const struct task *t,
 		/* tf32: a 64-deep k-tile of 4-byte elements is 96 KB at 128 x 256, two stages in
 		 * shared memory (ncu on the H100: long-scoreboard stalls 71%); 32 deep runs four */
 		set_value(sp, cfg, "CG_P_BK", "32");
+	if (t->in_dtype == DT_FP8_E4M3) {
+		/* fp8: each k-tile's products are summed alone and promoted to fp32 after a wait for
+		 * all its MMAs; a 128-deep k-tile halves the waits (H100, 4096^3: 0.63x cuBLASLt at
+		 * 128 x 128 x 128, 0.43x at the 64-deep start, stop 26's walk and this one's) */
+		set_value(sp, cfg, "CG_P_BN", "128");
+		set_value(sp, cfg, "CG_P_BK", "128");
+	}
 	if (t->op == OP_GEMM && t->epi_act != ACT_NONE && t->epi_act != ACT_RELU)
 		/* a GELU or SiLU epilogue: half the accumulators a thread, half the epilogue a
 		 * tile (H200, bias + GELU(tanh) at K = 768: 128 x 256 0.29x cuBLASLt, 128 x 128
@@ -762,9 +775,12 @@ static void sm90_start(const struct builtin_space *sp, const struct task *t,
 			set_value(sp, cfg, "CG_P_BM", "64");
 	} else if (t->op == OP_GEMM && sm90_tiles(t, 128, pval(sp, cfg, "CG_P_BN", 0, 256)) < SM90_SMS) {
 		/* small M (LLM inference, M of a few hundred): the declared 128 x 256 tiles leave
-		 * SMs idle; narrower ones first, then 64-row ones, till the tiles cover the SMs */
+		 * SMs idle; narrower ones first, then 64-row ones only where they fill the waves
+		 * enough better to pay for being slower a tile: on the H100 at M = 256, N = 5120
+		 * (80 tiles of 128 x 128 or 160 of 64 x 128, both filling 61% of their waves) the
+		 * 64-row start ran at 0.52x cuBLASLt, 128 rows at 0.73x: 1/0.71 = 1.4 */
 		set_value(sp, cfg, "CG_P_BN", "128");
-		if (sm90_tiles(t, 128, 128) < SM90_SMS)
+		if (sm90_wave_fill(sm90_tiles(t, 64, 128)) > 1.4 * sm90_wave_fill(sm90_tiles(t, 128, 128)))
 			set_value(sp, cfg, "CG_P_BM", "64");
 	} else {
 		return;

@@ -633,7 +633,8 @@ TEST(builtin_softmax_start_by_row_length)
 }
 
 /* Issue 20, small M: an LLM-inference GEMM whose 128 x 256 tiles leave SMs idle (M = 256,
- * N = 5120: 40 tiles on 132 SMs) starts gemm_sm90 at 64 x 128 (160 tiles); a decode GEMM
+ * N = 5120: 40 tiles on 132 SMs) starts gemm_sm90 at 128 x 128 (80 tiles; 160 of 64 x 128 fill
+ * their two waves no better), at N = 2048 at 64 x 128 (64 tiles against 32); a decode GEMM
  * (M <= 64) at BM = 64; a square 4096 GEMM keeps 128 x 256 and never tries 64-row tiles. */
 TEST(builtin_sm90_small_m_tiles)
 {
@@ -672,8 +673,22 @@ TEST(builtin_sm90_small_m_tiles)
 	strbuf_reset(&sb);
 	builtin_start(&sp, t, &c);
 	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
 	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=2");
+	t->n = 2048;
+	strbuf_reset(&sb);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	t->n = 5120;
+	/* fp8 at 4096^3: 128 x 128 x 128 (one promotion per 128 of K, not per 64) */
+	struct task *f8 = task_dup(task_builtin("hopper/gemm_fp8_8192"));
+	f8->m = f8->n = f8->k = 4096;
+	strbuf_reset(&sb);
+	builtin_start(&sp, f8, &c);
+	builtin_config_format(&sp, &c, &sb);
+	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128 CG_P_BK=128 ");
+	task_free(f8);
 	t->m = 512; /* 128 x 256: 4 x 20 tiles, too few; 128 x 128: 4 x 40, enough */
 	strbuf_reset(&sb);
 	builtin_start(&sp, t, &c);
