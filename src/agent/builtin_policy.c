@@ -521,6 +521,12 @@ static long ceil_div(long a, long b)
 }
 
 /* The output tiles of a SIMT GEMM candidate: its grid before any split-K. */
+/* The part of its waves a grid of `tiles` CTAs (one an SM) keeps busy. */
+static double wave_fill(long tiles)
+{
+	return tiles > 0 ? (double)tiles / (double)(ceil_div(tiles, SM90_SMS) * SM90_SMS) : 0;
+}
+
 static long simt_tiles(const struct builtin_space *sp, const struct task *t,
 		       const struct builtin_config *c)
 {
@@ -540,12 +546,6 @@ static long sm90_tiles(const struct task *t, long bm, long bn)
 	if (t->in_dtype == DT_FP8_E4M3 && bn > 128)
 		bn = 128;
 	return ceil_div(t->m, bm) * ceil_div(t->n, bn) * (t->batch > 1 ? t->batch : 1);
-}
-
-/* The part of its waves a grid of `tiles` CTAs (one an SM) keeps busy. */
-static double sm90_wave_fill(long tiles)
-{
-	return tiles > 0 ? (double)tiles / (double)(ceil_div(tiles, SM90_SMS) * SM90_SMS) : 0;
 }
 
 /* Sets a parameter to a value of its list (nothing when the space has neither). */
@@ -793,7 +793,7 @@ static void sm90_start(const struct builtin_space *sp, const struct task *t,
 		 * (80 tiles of 128 x 128 or 160 of 64 x 128, both filling 61% of their waves) the
 		 * 64-row start ran at 0.52x cuBLASLt, 128 rows at 0.73x: 1/0.71 = 1.4 */
 		set_value(sp, cfg, "CG_P_BN", "128");
-		if (sm90_wave_fill(sm90_tiles(t, 64, 128)) > 1.4 * sm90_wave_fill(sm90_tiles(t, 128, 128)))
+		if (wave_fill(sm90_tiles(t, 64, 128)) > 1.4 * wave_fill(sm90_tiles(t, 128, 128)))
 			set_value(sp, cfg, "CG_P_BM", "64");
 	} else {
 		return;
@@ -827,6 +827,22 @@ void builtin_start(const struct builtin_space *sp, const struct task *t, struct 
 		c.v[i] = v;
 		if (!pruned(sp, t, &c, cfg) && tiles * pval(sp, &c, "CG_P_SPLIT_K", 0, 1) <= 2 * SM90_SMS)
 			cfg->v[i] = v; /* the values are listed in increasing order */
+	}
+	/* no split (K too short for its slices) and a grid on under half the SMs: the smaller
+	 * tile that fills its waves half again better (fp32 1000^3 on the H100: 64 tiles of
+	 * 128 x 128, 0.24 waves, the FMA pipes of those 64 SMs 71% busy, 0.65x cuBLASLt) */
+	int ti = find_param(sp, "CG_P_TILE", strlen("CG_P_TILE"));
+	if (ti < 0 || pval(sp, cfg, "CG_P_SPLIT_K", 0, 1) > 1 || tiles >= SM90_SMS / 2)
+		return;
+	double best = wave_fill(tiles);
+	c = *cfg;
+	for (int v = 0; v < sp->params[ti].nvals; v++) {
+		c.v[ti] = v;
+		double f = wave_fill(simt_tiles(sp, t, &c));
+		if (f > 1.5 * best) {
+			best = f;
+			cfg->v[ti] = v; /* the larger tiles come first */
+		}
 	}
 }
 

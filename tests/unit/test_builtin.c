@@ -403,6 +403,22 @@ TEST(builtin_gemm_starts_split_k_when_the_tiles_cannot_fill_the_gpu)
 	builtin_start(&sp, task_builtin("kb1/1_square_matmul"), &c);
 	builtin_config_format(&sp, &c, &s);
 	CHECK_HAS(s.buf, "CG_P_SPLIT_K=1");
+	CHECK_HAS(s.buf, "CG_P_TILE=128x128 ");
+	/* 1000^3: 64 tiles, K too short to split: 128 x 64 tiles, 128 of them (0.97 of a wave);
+	 * 512^3: 16 tiles: 64 x 64, 64 of them */
+	struct task *t = task_dup(task_builtin("kb1/1_square_matmul"));
+	t->m = t->n = t->k = 1000;
+	strbuf_reset(&s);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &s);
+	CHECK_HAS(s.buf, "CG_P_TILE=128x64 ");
+	CHECK_HAS(s.buf, "CG_P_SPLIT_K=1");
+	t->m = t->n = t->k = 512;
+	strbuf_reset(&s);
+	builtin_start(&sp, t, &c);
+	builtin_config_format(&sp, &c, &s);
+	CHECK_HAS(s.buf, "CG_P_TILE=64x64 ");
+	task_free(t);
 	strbuf_release(&s);
 	builtin_space_release(&sp);
 }
