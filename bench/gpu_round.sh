@@ -20,6 +20,7 @@
 #                      and the exported ModelNew's check (mkernels.log)
 #   twins.log          bench/kb1_twins.sh: each kb1 start kernel on its JSON task and its module twin
 #   module_*.log       step mtests: tests/gpu/module_describe_torch.sh, module_refkeep.sh, module_loop.sh
+#   famab.jsonl        bench/family_ab.sh: a builtin family with and without FAMAB_PATCH on FAMAB_TASK
 #   tsuite-NAME.*      `cutegen suite $SUITE --backend builtin --torch` (a suite, task list or module
 #                      directory) stopped by ^C twice at TSUITE_LIMIT (default 540): its --json
 #                      summary, log, `cutegen report` and the suite directory as a .tgz (with
@@ -126,6 +127,12 @@ for s in ${STEPS:-tests ab modules torch}; do
              tail -5 "$OUT/tsuite-$n.log"
              build/cutegen report "$OUT/tsuite-$n" >"$OUT/tsuite-$n.md" 2>&1
              tar -czf "$OUT/tsuite-$n.tgz" --exclude="*.so" --exclude="*.o" -C "$OUT" "tsuite-$n" && rm -rf "$OUT/tsuite-$n" ;;
+    famab)   # an A/B of a builtin family change in one run (bench/family_ab.sh): FAMAB_PATCH
+             # (default the GEMM epilogue reverted on 2026-12-05) on FAMAB_TASK
+             timeout "$(lim 300)" bash bench/family_ab.sh \
+                 "${FAMAB_PATCH:-bench/patches/sm90_epilogue_values_first.patch}" \
+                 "${FAMAB_TASK:-bench/tasks/bf16_bias_gelu_k768.json}" "${FAMAB_ROUNDS:-3}" \
+                 >"$OUT/famab.jsonl" 2>"$OUT/famab.log"; tail -1 "$OUT/famab.jsonl" ;;
     torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
                  set -- $tk
                  timeout "$(lim 90)" build/cutegen eval "$1" --task "$2" --torch --json >"$OUT/torch_$(basename "$1" .cu).json" 2>&1
