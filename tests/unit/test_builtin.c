@@ -387,6 +387,16 @@ TEST(builtin_gemm_tries_smaller_tiles_only_when_the_grid_is_thin)
 	task_free(t);
 }
 
+/* The start point builtin_start gives the task, formatted into sb. */
+static const char *start_of(const struct builtin_space *sp, const struct task *t, struct strbuf *sb)
+{
+	struct builtin_config c;
+	strbuf_reset(sb);
+	builtin_start(sp, t, &c);
+	builtin_config_format(sp, &c, sb);
+	return sb->buf;
+}
+
 TEST(builtin_gemm_starts_split_k_when_the_tiles_cannot_fill_the_gpu)
 {
 	struct builtin_space sp;
@@ -408,16 +418,10 @@ TEST(builtin_gemm_starts_split_k_when_the_tiles_cannot_fill_the_gpu)
 	 * 512^3: 16 tiles: 64 x 64, 64 of them */
 	struct task *t = task_dup(task_builtin("kb1/1_square_matmul"));
 	t->m = t->n = t->k = 1000;
-	strbuf_reset(&s);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &s);
-	CHECK_HAS(s.buf, "CG_P_TILE=128x64 ");
+	CHECK_HAS(start_of(&sp, t, &s), "CG_P_TILE=128x64 ");
 	CHECK_HAS(s.buf, "CG_P_SPLIT_K=1");
 	t->m = t->n = t->k = 512;
-	strbuf_reset(&s);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &s);
-	CHECK_HAS(s.buf, "CG_P_TILE=64x64 ");
+	CHECK_HAS(start_of(&sp, t, &s), "CG_P_TILE=64x64 ");
 	task_free(t);
 	strbuf_release(&s);
 	builtin_space_release(&sp);
@@ -695,18 +699,12 @@ TEST(builtin_sm90_small_m_tiles)
 	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
 	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=2");
 	t->n = 2048;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=64 CG_P_BN=128");
 	t->n = 5120;
 	/* fp8 at 4096^3: 128 x 128 x 128 (one promotion per 128 of K, not per 64) */
 	struct task *f8 = task_dup(task_builtin("hopper/gemm_fp8_8192"));
 	f8->m = f8->n = f8->k = 4096;
-	strbuf_reset(&sb);
-	builtin_start(&sp, f8, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128 CG_P_BK=128 ");
+	CHECK_HAS(start_of(&sp, f8, &sb), "CG_P_BM=128 CG_P_BN=128 CG_P_BK=128 ");
 	task_free(f8);
 	t->m = 512; /* 128 x 256: 4 x 20 tiles, too few; 128 x 128: 4 x 40, enough */
 	strbuf_reset(&sb);
@@ -762,10 +760,7 @@ TEST(builtin_sm90_decode_split_start)
 	 * 50 MB of partials beside A's and B's 51 MB (0.50x cuBLASLt on the H100 against 0.72x
 	 * without); within a quarter of A and B: 2 */
 	t->m = 128, t->k = 4096;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=2 ");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_SPLIT_K=2 ");
 	t->m = 128, t->n = 4096, t->k = 512; /* 32 tiles; 4 ranges of partials = 16 MB > 5 MB */
 	strbuf_reset(&sb);
 	builtin_start(&sp, t, &c);
