@@ -77,8 +77,8 @@ static void progress_text(struct pool *p, int nworkers, char *buf, size_t len)
 		double eta = work / nworkers;
 		if (eta < 1 && overdue)
 			snprintf(e, sizeof(e), "overdue (%d past the %.0fs a task took)", overdue, mean);
-		else
-			fmt_secs(e, sizeof(e), eta);
+		else /* a task still running a fraction of a second short of the mean: 1s, not 0s */
+			fmt_secs(e, sizeof(e), p->running > 0 && eta < 1 ? 1 : eta);
 	}
 	int n = snprintf(buf, len, "%d/%zu done, %d running, %d failed | ETA %s", p->done, p->nrows,
 			 p->running, p->failed, e);
