@@ -20,6 +20,7 @@
 #include "agent/reply.h"
 #include "agent/stages.h"
 #include "util/fsutil.h"
+#include "util/opt.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
 
@@ -1489,12 +1490,17 @@ static double eval_deadline(const struct agent *a)
 {
 	if (a->o.eval.deadline_s > 0 || a->eval_wall_max <= 0)
 		return a->o.eval.deadline_s;
-	const char *env = getenv("CUTEGEN_EVAL_HANG_FLOOR");
-	char *end = NULL;
-	double floor_s = env && *env ? strtod(env, &end) : 120;
-	if (!env || !*env || *end || !(floor_s > 0))
-		floor_s = 120;
+	double floor_s = agent_hang_floor(NULL);
 	return 4 * a->eval_wall_max > floor_s ? 4 * a->eval_wall_max : floor_s;
+}
+
+double agent_hang_floor(char **why)
+{
+	double v;
+	if (opt_env_seconds("CUTEGEN_EVAL_HANG_FLOOR", 120, 0, &v) && why)
+		*why = xasprintf("CUTEGEN_EVAL_HANG_FLOOR='%s' is not a positive number of seconds; "
+				 "using 120", getenv("CUTEGEN_EVAL_HANG_FLOOR"));
+	return v;
 }
 
 /* The evaluation of a compiled candidate. 1 when it cannot run or there is no GPU (the loop

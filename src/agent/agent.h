@@ -142,6 +142,11 @@ const char *agent_stop_message(const struct agent *a);
 /* For AGENT_STOP_ENV_ERROR: the code of util/err.h the evaluation gave (CG_INPUT: a module's
  * reference failed by the module's own fault, CG_TIMEOUT: it hung), 0 when none was given. */
 int agent_stop_code(const struct agent *a);
+
+/* The least deadline of an evaluation after a run's first: $CUTEGEN_EVAL_HANG_FLOOR seconds,
+ * else 120. A value that is no positive number: 120, and *why (when why is given) says so, for
+ * the command to print. */
+double agent_hang_floor(char **why);
 const struct agent_totals *agent_totals(const struct agent *a);
 /* The best verified kernel's source, or NULL; owned by a. */
 const char *agent_best_source(const struct agent *a);

@@ -520,13 +520,13 @@ static long ceil_div(long a, long b)
 	return b > 0 ? (a + b - 1) / b : 0;
 }
 
-/* The output tiles of a SIMT GEMM candidate: its grid before any split-K. */
 /* The part of its waves a grid of `tiles` CTAs (one an SM) keeps busy. */
 static double wave_fill(long tiles)
 {
 	return tiles > 0 ? (double)tiles / (double)(ceil_div(tiles, SM90_SMS) * SM90_SMS) : 0;
 }
 
+/* The output tiles of a SIMT GEMM candidate: its grid before any split-K. */
 static long simt_tiles(const struct builtin_space *sp, const struct task *t,
 		       const struct builtin_config *c)
 {

@@ -5,11 +5,13 @@
  */
 #include "cmd/cutegen.h"
 #include "eval/build.h"
+#include "eval/eval.h"
 #include "eval/reference.h"
 #include "llm/llm_config.h"
 #include "util/strbuf.h"
 #include "common/embedded.h"
 #include "eval/policy.h"
+#include "agent/agent.h"
 #include "agent/feedback.h"
 #include "common/task.h"
 #include "util/fsutil.h"
@@ -202,6 +204,20 @@ struct task *cli_task_load(const char *spec, int quiet, int *code)
 		module_desc_free(md);
 	}
 	return t;
+}
+
+void cli_check_env(void)
+{
+	char *why = NULL;
+	eval_call_limit(&why);
+	if (why)
+		warning("%s", why);
+	free(why);
+	why = NULL;
+	agent_hang_floor(&why);
+	if (why)
+		warning("%s", why);
+	free(why);
 }
 
 void cli_python_from_config(void)

@@ -108,6 +108,9 @@ int check_arch_option(const char *arch);
  * "python" when there is one (docs/tasks.md, "The reference process"). A file that does not
  * parse is left to the commands that read it to report. */
 void cli_python_from_config(void);
+/* Warns of a setting in the environment that is no value of its kind (the modules read it
+ * and use their default): $CUTEGEN_CALL_LIMIT, $CUTEGEN_EVAL_HANG_FLOOR. */
+void cli_check_env(void);
 
 struct task;
 /*

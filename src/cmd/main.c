@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	cli_python_from_config();
+	cli_check_env();
 	const char *name = argv[1];
 	if (!strcmp(name, "--version") || !strcmp(name, "-v") || !strcmp(name, "-V"))
 		name = "version";

@@ -11,6 +11,7 @@
 #include "common/proc.h"
 #include "eval/reference.h"
 #include "util/fsutil.h"
+#include "util/opt.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
 
@@ -597,19 +598,12 @@ static int make_nonce(char hex[33])
 	return 0;
 }
 
-/* Seconds one call of the candidate may take in the runner before its verdict is timeout:
- * $CUTEGEN_CALL_LIMIT, 0 for none, else 30 (a call of any sensible kernel for the largest
- * tasks takes well under a second; the timing loop calls it hundreds of times). */
-static double runner_call_limit(void)
+double eval_call_limit(char **why)
 {
-	const char *env = getenv("CUTEGEN_CALL_LIMIT");
-	char *end = NULL;
-	double v = env && *env ? strtod(env, &end) : 30;
-	if (env && *env && (*end || !(v >= 0))) {
-		fprintf(stderr, "cutegen: warning: CUTEGEN_CALL_LIMIT='%s' is not a number of seconds "
-			"(0 for no limit); using 30\n", env);
-		v = 30;
-	}
+	double v;
+	if (opt_env_seconds("CUTEGEN_CALL_LIMIT", 30, 1, &v) && why)
+		*why = xasprintf("CUTEGEN_CALL_LIMIT='%s' is not a number of seconds (0 for no "
+				 "limit); using 30", getenv("CUTEGEN_CALL_LIMIT"));
 	return v;
 }
 
@@ -734,7 +728,7 @@ int eval_run(const struct eval_opts *o, const struct task *t, const char *so_pat
 
 	char devbuf[16], gbuf[32], tbuf[32], cbuf[32];
 	snprintf(devbuf, sizeof(devbuf), "%d", o->device);
-	double call_limit = runner_call_limit();
+	double call_limit = eval_call_limit(NULL);
 	snprintf(gbuf, sizeof(gbuf), "%.1f", lim_gbps);
 	snprintf(tbuf, sizeof(tbuf), "%.2f", lim_tflops);
 	const char *argv[20];

@@ -77,6 +77,12 @@ struct eval_result {
 /* Returns 0 when a verdict was reached (pass or not), -1 when the evaluation could not run at
  * all (no runner binary, no scratch space, a module's reference process that failed): *err then
  * says why (heap string) and r->code may give its code. t may be NULL with o->module set. */
+/* Seconds one call of the candidate may take in the runner before its verdict is timeout:
+ * $CUTEGEN_CALL_LIMIT, 0 for none, else 30 (a call of any sensible kernel for the largest
+ * tasks takes well under a second; the timing loop calls it hundreds of times). A value that
+ * is no such number: 30, and *why (when why is given) says so, for the command to print. */
+double eval_call_limit(char **why);
+
 int eval_run(const struct eval_opts *o, const struct task *t, const char *so_path,
 	     struct eval_result *r, char **err);
 void eval_result_release(struct eval_result *r);

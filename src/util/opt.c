@@ -137,3 +137,17 @@ int opt_parse(int argc, char **argv, const struct opt *opts, int nopts, int *npo
 	*npos = np;
 	return 0;
 }
+
+int opt_env_seconds(const char *name, double dflt, int zero_ok, double *v)
+{
+	const char *env = getenv(name);
+	*v = dflt;
+	if (!env || !*env)
+		return 0;
+	char *end = NULL;
+	double d = strtod(env, &end);
+	if (*end || !(zero_ok ? d >= 0 : d > 0))
+		return -1;
+	*v = d;
+	return 0;
+}

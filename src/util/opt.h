@@ -38,4 +38,11 @@ struct opt {
 int opt_parse(int argc, char **argv, const struct opt *opts, int nopts, int *npos,
 	      char *err, int errlen);
 
+/*
+ * The environment variable `name` as seconds: `dflt` when it is unset or empty. Returns 0 with
+ * *v its value, or -1 with *v = dflt when it is not a number, is negative, or is 0 and
+ * zero_ok is not set (the caller says so where it may print).
+ */
+int opt_env_seconds(const char *name, double dflt, int zero_ok, double *v);
+
 #endif

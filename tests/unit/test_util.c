@@ -79,6 +79,29 @@ TEST(opt_parse_mixed_and_errors)
 	CHECK_INT(opt_parse(2, bad4, opts, 4, &np, err, sizeof(err)), -1);
 }
 
+TEST(opt_env_seconds_default_value_and_refusals)
+{
+	double v = -1;
+	unsetenv("CUTEGEN_TEST_SECONDS");
+	CHECK_INT(opt_env_seconds("CUTEGEN_TEST_SECONDS", 30, 1, &v), 0);
+	CHECK(v == 30);
+	setenv("CUTEGEN_TEST_SECONDS", "2.5", 1);
+	CHECK_INT(opt_env_seconds("CUTEGEN_TEST_SECONDS", 30, 1, &v), 0);
+	CHECK(v == 2.5);
+	setenv("CUTEGEN_TEST_SECONDS", "0", 1);
+	CHECK_INT(opt_env_seconds("CUTEGEN_TEST_SECONDS", 30, 1, &v), 0);
+	CHECK(v == 0);
+	CHECK_INT(opt_env_seconds("CUTEGEN_TEST_SECONDS", 120, 0, &v), -1);
+	CHECK(v == 120);
+	static const char *const bad[] = { "soon", "10x", "-1", "nan" };
+	for (int i = 0; i < 4; i++) {
+		setenv("CUTEGEN_TEST_SECONDS", bad[i], 1);
+		CHECK_INT(opt_env_seconds("CUTEGEN_TEST_SECONDS", 30, 1, &v), -1);
+		CHECK(v == 30);
+	}
+	unsetenv("CUTEGEN_TEST_SECONDS");
+}
+
 TEST(proc_captures_exit_and_stdin)
 {
 	struct strbuf out = STRBUF_INIT;
