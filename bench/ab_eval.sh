@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# Run ON THE GPU MACHINE: an A/B of two kernels on one task. `cutegen eval` runs A and B in
-# turn, ROUNDS times each (A B A B ...), so drift in clocks or temperature falls on both;
-# each evaluation times its kernel and the task's baseline (cuBLASLt, or the copy roofline)
-# in the same process. Prints one JSON line per evaluation, then a summary line with each
-# kernel's best and median speedup over the baseline.
-#   bash bench/ab_eval.sh A.cu B.cu TASK [ROUNDS]     (ROUNDS default 3)
+# Run ON THE GPU MACHINE: an A/B (or A/B/C...) of kernels on one task. `cutegen eval` runs the
+# kernels in turn, ROUNDS times each (A B A B ...), so drift in clocks or temperature falls on
+# all; each evaluation times its kernel and the task's baseline (cuBLASLt, or the copy
+# roofline) in the same process. Prints one JSON line per evaluation, then a summary line with
+# each kernel's best and median speedup over the baseline.
+#   bash bench/ab_eval.sh A.cu B.cu [C.cu ...] TASK [ROUNDS]     (ROUNDS default 3)
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 3 ] || { echo "usage: bench/ab_eval.sh A.cu B.cu TASK [ROUNDS]" >&2; exit 2; }
-A=$1 B=$2 TASK=$3 ROUNDS=${4:-3}
+usage() { echo "usage: bench/ab_eval.sh A.cu B.cu [C.cu ...] TASK [ROUNDS]" >&2; exit 2; }
+KERNELS=()
+while [ $# -gt 0 ] && [[ $1 == *.cu ]]; do KERNELS+=("$1"); shift; done
+[ ${#KERNELS[@]} -ge 2 ] && [ $# -ge 1 ] && [ $# -le 2 ] || usage
+TASK=$1 ROUNDS=${2:-3}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ab_eval: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2; }
 CUTEGEN=${CUTEGEN:-build/cutegen}
-for f in "$A" "$B"; do [ -f "$f" ] || { echo "ab_eval: no such kernel '$f'" >&2; exit 2; }; done
+for f in "${KERNELS[@]}"; do [ -f "$f" ] || { echo "ab_eval: no such kernel '$f'" >&2; exit 2; }; done
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 for r in $(seq "$ROUNDS"); do
-    for f in "$A" "$B"; do
+    for f in "${KERNELS[@]}"; do
         "$CUTEGEN" eval "$f" --task "$TASK" --json 2>/dev/null |
             python3 -c '
 import json, sys

@@ -127,12 +127,17 @@ for s in ${STEPS:-tests ab modules torch}; do
              tail -5 "$OUT/tsuite-$n.log"
              build/cutegen report "$OUT/tsuite-$n" >"$OUT/tsuite-$n.md" 2>&1
              tar -czf "$OUT/tsuite-$n.tgz" --exclude="*.so" --exclude="*.o" -C "$OUT" "tsuite-$n" && rm -rf "$OUT/tsuite-$n" ;;
-    famab)   # an A/B of a builtin family change in one run (bench/family_ab.sh): FAMAB_PATCH
-             # (default the GEMM epilogue reverted on 2026-12-05) on FAMAB_TASK
-             timeout "$(lim 300)" bash bench/family_ab.sh \
-                 "${FAMAB_PATCH:-bench/patches/sm90_epilogue_values_first.patch}" \
-                 "${FAMAB_TASK:-bench/tasks/bf16_bias_gelu_k768.json}" "${FAMAB_ROUNDS:-3}" \
-                 >"$OUT/famab.jsonl" 2>"$OUT/famab.log"; tail -1 "$OUT/famab.jsonl" ;;
+    famab)   # an A/B of builtin family changes in one run (bench/family_ab.sh): FAMAB_PATCH,
+             # comma-separated patches (default: the GEMM epilogue of 2026-12-05 against the
+             # per-pair one before it and against its GELU with tanhf) on FAMAB_TASK
+             # (comma-separated too: each in turn)
+             IFS=, read -ra famab_tasks <<<"${FAMAB_TASK:-bench/tasks/bf16_bias_gelu_k768.json}"
+             for tk in "${famab_tasks[@]}"; do
+                 timeout "$(lim 300)" bash bench/family_ab.sh \
+                     "${FAMAB_PATCH:-bench/patches/sm90_epilogue_per_pair.patch,bench/patches/sm90_gelu_tanhf.patch}" \
+                     "$tk" "${FAMAB_ROUNDS:-3}" >>"$OUT/famab.jsonl" 2>>"$OUT/famab.log"
+                 tail -1 "$OUT/famab.jsonl"
+             done ;;
     torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
                  set -- $tk
                  timeout "$(lim 90)" build/cutegen eval "$1" --task "$2" --torch --json >"$OUT/torch_$(basename "$1" .cu).json" 2>&1
