@@ -7,8 +7,8 @@
 # (A B C A B C ..., each against the task's baseline in the same evaluation).
 #   bash bench/family_ab.sh PATCH[,PATCH...] TASK [ROUNDS (default 3)] [SET]
 # e.g. the GEMM epilogue of 2026-12-05 (a whole tile's values first, then its stores) against
-# the per-pair epilogue before it, and against its own GELU with tanhf:
-#   bash bench/family_ab.sh bench/patches/sm90_epilogue_per_pair.patch,bench/patches/sm90_gelu_tanhf.patch \
+# the per-pair epilogue before it (with a second patch: PATCH,PATCH2):
+#   bash bench/family_ab.sh bench/patches/sm90_epilogue_per_pair.patch \
 #       bench/tasks/bf16_bias_gelu_k768.json 3
 set -u
 cd "$(dirname "$0")/.."

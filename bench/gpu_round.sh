@@ -21,6 +21,7 @@
 #   twins.log          bench/kb1_twins.sh: each kb1 start kernel on its JSON task and its module twin
 #   module_*.log       step mtests: tests/gpu/module_describe_torch.sh, module_refkeep.sh, module_loop.sh
 #   famab.jsonl        bench/family_ab.sh: a builtin family with and without FAMAB_PATCH on FAMAB_TASK
+#   sweep.jsonl        bench/set_ab.sh: a task's builtin candidates at the settings of each SWEEP line
 #   tsuite-NAME.*      `cutegen suite $SUITE --backend builtin --torch` (a suite, task list or module
 #                      directory) stopped by ^C twice at TSUITE_LIMIT (default 540): its --json
 #                      summary, log, `cutegen report` and the suite directory as a .tgz (with
@@ -129,15 +130,34 @@ for s in ${STEPS:-tests ab modules torch}; do
              tar -czf "$OUT/tsuite-$n.tgz" --exclude="*.so" --exclude="*.o" -C "$OUT" "tsuite-$n" && rm -rf "$OUT/tsuite-$n" ;;
     famab)   # an A/B of builtin family changes in one run (bench/family_ab.sh): FAMAB_PATCH,
              # comma-separated patches (default: the GEMM epilogue of 2026-12-05 against the
-             # per-pair one before it and against its GELU with tanhf) on FAMAB_TASK
+             # per-pair one before it) on FAMAB_TASK
              # (comma-separated too: each in turn)
              IFS=, read -ra famab_tasks <<<"${FAMAB_TASK:-bench/tasks/bf16_bias_gelu_k768.json}"
              for tk in "${famab_tasks[@]}"; do
                  timeout "$(lim 300)" bash bench/family_ab.sh \
-                     "${FAMAB_PATCH:-bench/patches/sm90_epilogue_per_pair.patch,bench/patches/sm90_gelu_tanhf.patch}" \
+                     "${FAMAB_PATCH:-bench/patches/sm90_epilogue_per_pair.patch}" \
                      "$tk" "${FAMAB_ROUNDS:-3}" >>"$OUT/famab.jsonl" 2>>"$OUT/famab.log"
                  tail -1 "$OUT/famab.jsonl"
              done ;;
+    sweep)   # builtin settings side by side (bench/set_ab.sh), one line of SWEEP (a file) each:
+             # TASK|ROUNDS|SETTING|SETTING|... (TASK a task file, or class:NAME for a task of
+             # bench/classes.json)
+             while IFS='|' read -r tk rounds sets; do
+                 case "$tk" in ''|'#'*) continue ;; esac
+                 if [[ $tk == class:* ]]; then
+                     python3 -c 'import json, sys
+for c in json.load(open("bench/classes.json"))["classes"]:
+    if c["task"]["name"] == "classes/" + sys.argv[1]:
+        json.dump(c["task"], open(sys.argv[2], "w")); break
+else:
+    sys.exit("no class task " + sys.argv[1])' "${tk#class:}" "$OUT/${tk#class:}.json" || continue
+                     tk=$OUT/${tk#class:}.json
+                 fi
+                 IFS='|' read -ra setl <<<"$sets"
+                 timeout "$(lim 240)" bash bench/set_ab.sh "$tk" "$rounds" "${setl[@]}" \
+                     >>"$OUT/sweep.jsonl" 2>>"$OUT/sweep.log"
+                 tail -1 "$OUT/sweep.jsonl"
+             done <"${SWEEP:?SWEEP=file}" ;;
     torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
                  set -- $tk
                  timeout "$(lim 90)" build/cutegen eval "$1" --task "$2" --torch --json >"$OUT/torch_$(basename "$1" .cu).json" 2>&1
