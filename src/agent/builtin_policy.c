@@ -762,10 +762,16 @@ static void sm90_start_split(const struct builtin_space *sp, const struct task *
 static void sm90_start(const struct builtin_space *sp, const struct task *t,
 		       struct builtin_config *cfg)
 {
-	if (dtype_size(t->in_dtype) == 4)
+	if (dtype_size(t->in_dtype) == 4) {
 		/* tf32: a 64-deep k-tile of 4-byte elements is 96 KB at 128 x 256, two stages in
-		 * shared memory (ncu on the H100: long-scoreboard stalls 71%); 32 deep runs four */
+		 * shared memory (ncu on the H100: long-scoreboard stalls 71%); 32 deep runs four.
+		 * And 128 x 128 x 32 runs six (half the accumulators a thread): on the H200 at
+		 * 3072^3, B col, 0.89x cuBLASLt against 0.82x at 128 x 256 x 32 with four, in two
+		 * runs (bench/set_ab.sh; bench/results/2026-12-05_h200_sweep_suites.json) */
 		set_value(sp, cfg, "CG_P_BK", "32");
+		set_value(sp, cfg, "CG_P_BN", "128");
+		set_value(sp, cfg, "CG_P_STAGES", "6");
+	}
 	if (t->in_dtype == DT_FP8_E4M3) {
 		/* fp8: each k-tile's products are summed alone and promoted to fp32 after a wait for
 		 * all its MMAs; a 128-deep k-tile halves the waits (H100, 4096^3: 0.63x cuBLASLt at
@@ -776,7 +782,9 @@ static void sm90_start(const struct builtin_space *sp, const struct task *t,
 	if (t->op == OP_GEMM && t->epi_act != ACT_NONE && t->epi_act != ACT_RELU)
 		/* a GELU or SiLU epilogue: half the accumulators a thread, half the epilogue a
 		 * tile (H200, bias + GELU(tanh) at K = 768: 128 x 256 0.29x cuBLASLt, 128 x 128
-		 * 0.43x, one walk; bench/results/2026-12-05_h200_modules_classes.json) */
+		 * 0.43x, one walk; bench/results/2026-12-05_h200_modules_classes.json). With the
+		 * whole-tile epilogue the two are even (0.61x each, the plain GEMM at that shape
+		 * 0.61x too: the fused epilogue costs nothing more; 2026-12-05_h200_sweep_suites) */
 		set_value(sp, cfg, "CG_P_BN", "128");
 	if (sm90_one_m_tile(t)) {
 		/* decode-sized M: one M tile, so the N tiles are all the parallelism there is:

@@ -494,8 +494,9 @@ TEST(builtin_tf32_on_tensor_cores)
 	builtin_start(&sp, t, &c);
 	builtin_render(&sp, t, &c, &sb);
 	CHECK_HAS(sb.buf, "#define CG_T_IN cute::tfloat32_t\n#define CG_T_OUT float\n");
-	/* 32-deep k-tiles: four stages of 128 x 256 in shared memory, not two */
-	CHECK_HAS(sb.buf, "#define CG_P_BK 32\n");
+	/* 32-deep k-tiles of 128 x 128: six stages in shared memory (two at 128 x 256 x 64) */
+	CHECK_HAS(sb.buf, "#define CG_P_BN 128\n#define CG_P_BK 32\n");
+	CHECK_HAS(sb.buf, "#define CG_P_STAGES 6\n");
 	struct builtin_tried tried[128];
 	int n = 0, stage, bk128 = 0;
 	char *what = NULL;
