@@ -34,7 +34,8 @@ export CUTLASS_DIR=${CUTLASS_DIR:-$PWD/third_party/cutlass}
 T0=$(date +%s)
 BUDGET=${BUDGET:-560}
 left() { echo $(( BUDGET - ($(date +%s) - T0) - 10 )); }
-lim() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+# a step's timeout: $1, or what is left of the budget (at least 1 s: timeout takes no negatives)
+lim() { local l; l=$(left); [ "$l" -lt 1 ] && l=1; [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 # COMMAND... stopped as `cutegen suite` wants: ^C at $1 seconds, ^C again 20 s later (its
 # running tasks killed, the summary written), SIGKILL 20 s after that
 interrupted_at() {
@@ -153,10 +154,14 @@ else:
     sys.exit("no class task " + sys.argv[1])' "${tk#class:}" "$OUT/${tk#class:}.json" || continue
                      tk=$OUT/${tk#class:}.json
                  fi
+                 [ "$(left)" -ge 60 ] || { echo "sweep: under 60 s left, $tk and the rest not run"; break; }
                  IFS='|' read -ra setl <<<"$sets"
-                 timeout "$(lim 240)" bash bench/set_ab.sh "$tk" "$rounds" "${setl[@]}" \
-                     >>"$OUT/sweep.jsonl" 2>>"$OUT/sweep.log"
-                 tail -1 "$OUT/sweep.jsonl"
+                 if timeout "$(lim 240)" bash bench/set_ab.sh "$tk" "$rounds" "${setl[@]}" \
+                     >>"$OUT/sweep.jsonl" 2>>"$OUT/sweep.log"; then
+                     tail -1 "$OUT/sweep.jsonl"
+                 else
+                     echo "sweep: $tk stopped at its limit or failed (sweep.log), no summary"
+                 fi
              done <"${SWEEP:?SWEEP=file}" ;;
     torch)   for tk in "kernels/relu_fp32.cu kb1/19_relu" "kernels/gemm_bf16_sm90.cu hopper/gemm_bf16_4096"; do
                  set -- $tk
