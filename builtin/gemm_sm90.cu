@@ -1,6 +1,6 @@
-// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128,32 CG_P_SPLIT_K=1,2,3,4,8 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2 CG_P_CTAS=1,2
-// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_SPLIT_K=1 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_CTAS=1
-// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK,CG_P_CTAS split=CG_P_SPLIT_K smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
+// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128,32 CG_P_SPLIT_K=1,2,3,4,8 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2 CG_P_CTAS=1,2 CG_P_REDUCE=0,1
+// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_SPLIT_K=1 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_CTAS=1 CG_P_REDUCE=0
+// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK,CG_P_CTAS split=CG_P_SPLIT_K,CG_P_REDUCE smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
  * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
@@ -59,7 +59,11 @@
  *   - CG_P_SPLIT_K = S > 1 (few tiles: small M, large K): each tile's k-tiles are cut in S
  *     contiguous ranges, one work unit each (S times the CTAs); a unit writes its raw fp32
  *     sums to the workspace [S,L,M,N] and a second kernel adds the S partials in order
- *     (deterministic, no atomics) and applies the epilogue. S is clamped to the k-tiles;
+ *     (deterministic, no atomics) and applies the epilogue. S is clamped to the k-tiles.
+ *     CG_P_REDUCE=1: no second kernel; each unit counts itself done on its tile's counter
+ *     (the workspace, zeroed on the stream first) after its partials, and the last to finish
+ *     adds the others' partials to its own, in order of the k-ranges (the same sums as the
+ *     second kernel's), and runs the epilogue. No unit waits for another;
  *   - partial tiles: TMA zero-fills out-of-bounds parts of every box (M, N and K residues);
  *     the epilogue stores through an identity-tensor predicate. Epilogue in fp32 registers:
  *     alpha, + bias[n] (CG_EPI_BIAS), CG_EPI_ACT, the CG_OUT_MASK triangle as zeros;
@@ -117,6 +121,9 @@ CUTEGEN_DECLARE_ABI();
 #endif
 #ifndef CG_OUT_MASK
 #define CG_OUT_MASK 0
+#endif
+#ifndef CG_P_REDUCE
+#define CG_P_REDUCE 0
 #endif
 #ifndef CG_EPI_BIAS
 #define CG_EPI_BIAS 0
@@ -198,6 +205,7 @@ struct SharedStorage {
 	alignas(128) ArrayEngine<TB, cosize_v<SmemLayoutB>> B;
 	uint64_t full_barrier[size<2>(SmemLayoutA{})];   // TMA has landed stage p
 	uint64_t empty_barrier[size<2>(SmemLayoutA{})];  // the MMAs are done reading stage p
+	int split_last;                                   // CG_P_REDUCE: this unit ends its tile
 };
 
 /*
@@ -275,7 +283,7 @@ __global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, CG_
 void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		 __grid_constant__ TmaA const tma_a, __grid_constant__ TmaB const tma_b,
 		 TC *C, CStride dC, TC const *bias, TiledMma mma, float alpha, Epi epi,
-		 int splits, float *W)
+		 int splits, float *W, int *counters)
 {
 	using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
 	using EmptyBarrier = cutlass::arch::ClusterBarrier;
@@ -508,12 +516,13 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		int m0 = m * int(size<0>(cta_tiler));
 		int n0 = n * int(size<1>(cta_tiler));
 		if constexpr (CG_P_SPLIT_K > 1) {
-			// Split-K: the raw sums of this k-range to W[s,l] (the reduction applies
-			// the epilogue), predicated on the M and N residues
+			// Split-K: the raw sums of this k-range to W[s,l], predicated on the M and N
+			// residues
+			int s = ct % splits;
 			Tensor mW = make_tensor(make_gmem_ptr(W), make_shape(M, N, L * splits),
 						make_stride(int64_t(N), Int<1>{}, int64_t(M) * N)); // (M,N,S*L)
 			Tensor gW = local_tile(mW, cta_tiler, all, Step<_1,_1, X>{});  // (BLK_M,BLK_N,m,n,sl)
-			Tensor tCgW = thr_mma.partition_C(gW)(_,_,_,m,n,(ct % splits) * int(L) + l); // (MMA,MMA_M,MMA_N)
+			Tensor tCgW = thr_mma.partition_C(gW)(_,_,_,m,n,s * int(L) + l); // (MMA,MMA_M,MMA_N)
 			CUTE_UNROLL
 			for (int i = 0; i < size(tCrC); ++i) {
 				int gm = m0 + int(get<0>(tCcC(i)));
@@ -521,7 +530,37 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				if (gm < int(M) && gn < int(N))
 					tCgW(i) = tCrC(i);
 			}
-			continue;
+			if constexpr (CG_P_REDUCE == 0) {
+				continue;  // the second kernel adds the partials and runs the epilogue
+			} else {
+				// The last unit of the tile to count itself done adds the others'
+				// partials to its own, in order of s, and runs the epilogue below
+				if (m0 >= int(M))
+					continue;  // the cluster's second CTA past M: no tile
+				__threadfence();  // this thread's partials, before the count
+				cutlass::arch::NamedBarrier::sync(size(mma), 1);
+				if (mma_thread == 0)
+					smem.split_last = atomicAdd(&counters[(int64_t(l) * tiles_n + n) *
+									  (tiles_mc * kCluster) + m], 1) ==
+							  splits - 1;
+				cutlass::arch::NamedBarrier::sync(size(mma), 1);
+				if (!smem.split_last)
+					continue;
+				__threadfence();  // the other units' partials, after their counts
+				int64_t slot = int64_t(L) * M * N;  // W[s+1] - W[s]
+				CUTE_UNROLL
+				for (int i = 0; i < size(tCrC); ++i) {
+					int gm = m0 + int(get<0>(tCcC(i)));
+					int gn = n0 + int(get<1>(tCcC(i)));
+					if (gm >= int(M) || gn >= int(N))
+						continue;
+					float const *p = raw_pointer_cast(&tCgW(i)) - s * slot;
+					float acc = 0.0f;
+					for (int r = 0; r < splits; ++r)  // L2, not a stale L1 line
+						acc += r == s ? tCrC(i) : __ldcg(p + r * slot);
+					tCrC(i) = acc;
+				}
+			}
 		}
 		Tensor tCgCt = tCgC(_,_,_,m,n,l);                            // (MMA,MMA_M,MMA_N)
 		auto value = [&](float acc, int gm, int gn) {
@@ -781,7 +820,7 @@ void pad_launch(TIn const *src, TIn *dst, int64_t rows, int64_t cols, int64_t ld
  * the TMA descriptors and are never loaded (TMA zero-fills the out-of-bounds parts of a box).
  */
 int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda, TIn const *B,
-	     int64_t ldb, TOut const *bias, TOut *C, float *W, cudaStream_t stream)
+	     int64_t ldb, TOut const *bias, TOut *C, float *W, int *counters, cudaStream_t stream)
 {
 	auto prob_shape = make_shape(M, N, K, L);                          // (M,N,K,L)
 	int64_t MN = int64_t(M) * N;
@@ -843,6 +882,12 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 			 ((N + kBN - 1) / kBN) * L * splits;
 	if (ctiles * kClusterM > INT32_MAX)
 		return 2;
+	// CG_P_REDUCE: the tiles' counts of units done start at zero (the workspace's contents
+	// are undefined, and no count survives a call)
+	if (counters != nullptr &&
+	    cudaMemsetAsync(counters, 0, size_t(ctiles / splits * kClusterM) * sizeof(int), stream) !=
+		    cudaSuccess)
+		return 4;
 	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
 	cudaLaunchConfig_t config = {};
 	cudaLaunchAttribute attr[1];
@@ -881,16 +926,16 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 	config.gridDim = dim3(unsigned(clusters * kClusterM));
 	if constexpr (kClusterM > 1) {
 		if (cudaLaunchKernelEx(&config, kernel, prob_shape, cta_tiler, tmaA, tmaB, C, dC, bias,
-				       tiled_mma, alpha, CG_EPI_ACT{}, splits, W) != cudaSuccess)
+				       tiled_mma, alpha, CG_EPI_ACT{}, splits, W, counters) != cudaSuccess)
 			return 4;
 	} else {
 		kernel<<<config.gridDim, block, smem_size, stream>>>(prob_shape, cta_tiler, tmaA, tmaB,
 								     C, dC, bias, tiled_mma, alpha,
-								     CG_EPI_ACT{}, splits, W);
+								     CG_EPI_ACT{}, splits, W, counters);
 	}
 	// #if, not if constexpr: a discarded launch of the template still had nvcc warn (#20280)
 	// that its instantiation needs a definition, one warning on every candidate without a split
-#if CG_P_SPLIT_K > 1
+#if CG_P_SPLIT_K > 1 && !CG_P_REDUCE
 	int64_t total = int64_t(M) * N * L;
 	int64_t blocks = (total + 255) / 256;
 	splitk_reduce<<<unsigned(blocks < 132 * 16 ? blocks : 132 * 16), 256, 0, stream>>>(
@@ -997,7 +1042,8 @@ static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *o
 }
 
 /*
- * The workspace: [A padded][B padded][split-K's partials: S raw fp32 copies of C], each part
+ * The workspace: [A padded][B padded][split-K's partials: S raw fp32 copies of C][CG_P_REDUCE:
+ * an int count a tile], each part
  * present only where needed and starting at a multiple of 128 bytes (the runner's buffer is
  * 256-byte aligned; TMA and pad_rows' vector stores need 16). An operand is padded where the
  * byte length of its rows (its contiguous extent: K for A row and B col, M for A col, N for
@@ -1009,6 +1055,7 @@ struct Plan {
 	int64_t a_rows, a_cols, lda, a_off;   // A as rows x cols; lda its rows' stride in the
 	int64_t b_rows, b_cols, ldb, b_off;   // GEMM; off: where its copy goes, -1 for none
 	int64_t w_off, w_floats;              // split-K's partials (0 floats without split-K)
+	int64_t c_off, counters;              // CG_P_REDUCE: a count a tile (0 without)
 	int64_t bytes;                        // the whole workspace, 0 for none
 };
 
@@ -1055,6 +1102,14 @@ static int plan_workspace(int64_t M, int64_t N, int64_t K, int64_t L, Plan *p)
 			p->w_floats = int64_t(CG_P_SPLIT_K) * M * N * L;
 	}
 	off += p->w_floats * int64_t(sizeof(float));
+	p->c_off = off;
+	p->counters = 0;
+	if (CG_P_SPLIT_K > 1 && CG_P_REDUCE && !big) {
+		p->c_off = off = round_up(off, 128);
+		p->counters = ((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM * kClusterM *
+			      ((N + kBN - 1) / kBN) * L;
+		off += p->counters * int64_t(sizeof(int));
+	}
 	p->bytes = off;
 	return big || p->bytes > kWorkspaceMax ? 2 : 0;
 }
@@ -1116,5 +1171,6 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 		return 4;
 	return gemm_run((int)M, (int)N, (int)K, (int)L, alpha, A, p.lda, B, p.ldb,
 			bias ? (TOut const *)bias->data : nullptr, (TOut *)outputs[0].data,
-			p.w_floats > 0 ? reinterpret_cast<float *>(ws + p.w_off) : nullptr, stream);
+			p.w_floats > 0 ? reinterpret_cast<float *>(ws + p.w_off) : nullptr,
+			p.counters > 0 ? reinterpret_cast<int *>(ws + p.c_off) : nullptr, stream);
 }

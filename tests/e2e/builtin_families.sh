@@ -87,6 +87,9 @@ cases=(
     "$REPO/tests/gpu/tasks/tf32_odd_k.json"
     "$REPO/tests/gpu/tasks/bf16_odd_k.json CG_P_SPLIT_K=2"
     "$REPO/tests/gpu/tasks/bf16_batched_odd.json CG_P_SPLIT_K=4 CG_P_BM=128 CG_P_CLUSTER_M=1 CG_P_PERSISTENT=0"
+    # split-K whose last unit of a tile adds the partials (CG_P_REDUCE=1: a count a tile too)
+    "$REPO/tests/gpu/tasks/bf16_odd_k_bias_gelu.json CG_P_SPLIT_K=2 CG_P_REDUCE=1"
+    "$REPO/tests/gpu/tasks/bf16_batched_odd.json CG_P_SPLIT_K=4 CG_P_REDUCE=1 CG_P_CLUSTER_M=2 CG_P_PERSISTENT=0"
     # tf32 with B row-major (`A @ B`): B transposed into the workspace first, K-major; odd K
     # and batched, A col too
     "$REPO/tests/gpu/tasks/tf32_nn.json"

@@ -6,7 +6,8 @@ usage: sm90_workspace_check.py KERNEL.so KERNEL.cu TASK.json
 cutegen_workspace_bytes is host code: it is called through ctypes with DLTensors of the task's
 shapes (data pointers that are never dereferenced) and must give what the pad path needs:
 a copy of each operand whose rows are not a multiple of 16 bytes, its rows rounded up to 16
-bytes and the copy to 128 (a tf32 or fp8 operand that is not K-major: always, transposed), then CG_P_SPLIT_K raw fp32 copies of C when split-K is on. The same
+bytes and the copy to 128 (a tf32 or fp8 operand that is not K-major: always, transposed), then CG_P_SPLIT_K raw fp32 copies of C when split-K is on, and with CG_P_REDUCE=1 an int
+count a tile (M tiles rounded up to the cluster), from the next multiple of 128 bytes. The same
 candidate on the task's shapes rounded up to aligned rows must need the partials only.
 Prints what it checked; exits 1 on a difference.
 """
@@ -47,7 +48,7 @@ def up(n, to):
     return (n + to - 1) // to * to
 
 
-def expected(t, m, n, k, split):
+def expected(t, m, n, k, split, cfg):
     esize = DTYPES[t["dtype"]][1] // 8
     align = 16 // esize
     L = t.get("batch", 1)
@@ -70,6 +71,13 @@ def expected(t, m, n, k, split):
     if split > 1:
         parts.append("%d partials" % split)
         total += split * m * n * L * 4
+        if cfg.get("CG_P_REDUCE", 0):
+            bm, bn, cl = cfg["CG_P_BM"], cfg["CG_P_BN"], cfg["CG_P_CLUSTER_M"]
+            if t["dtype"] == "fp8_e4m3":
+                bn = min(bn, 128)  # fp8 runs BN = 256 as 128
+            tiles = up(-(-m // bm), cl) * -(-n // bn) * L
+            parts.append("%d tile counts" % tiles)
+            total = up(total, 128) + tiles * 4
     return total, parts
 
 
@@ -94,8 +102,8 @@ def main():
     first = open(src).readline()
     if "family=gemm_sm90" not in first:
         sys.exit("%s is not a gemm_sm90 candidate" % src)
-    mm = re.search(r"CG_P_SPLIT_K=(\d+)", first)
-    split = int(mm.group(1)) if mm else 1
+    cfg = {k: int(v) for k, v in re.findall(r"(CG_P_\w+)=(\d+)", first)}
+    split = cfg.get("CG_P_SPLIT_K", 1)
     fn = ctypes.CDLL(so).cutegen_workspace_bytes
     fn.restype = ctypes.c_size_t
     fn.argtypes = [ctypes.POINTER(DLTensor), ctypes.c_int, ctypes.POINTER(DLTensor), ctypes.c_int,
@@ -103,13 +111,13 @@ def main():
     m, n, k = t["m"], t["n"], t["k"]
     align = 16 // (DTYPES[t["dtype"]][1] // 8)
     fails = []
-    want, parts = expected(t, m, n, k, split)
+    want, parts = expected(t, m, n, k, split, cfg)
     got = call(fn, t, m, n, k)
     if got != want:
         fails.append("%dx%dx%d: %d bytes, expected %d (%s)" % (m, n, k, got, want, ", ".join(parts) or "nothing"))
     # the same candidate on aligned rows: nothing padded
     am, an, ak = up(m, align), up(n, align), up(k, align)
-    want2, parts2 = expected(t, am, an, ak, split)
+    want2, parts2 = expected(t, am, an, ak, split, cfg)
     got2 = call(fn, t, am, an, ak)
     if got2 != want2 or any(p.startswith(("A rows", "B rows")) for p in parts2):
         fails.append("%dx%dx%d (aligned): %d bytes, expected %d" % (am, an, ak, got2, want2))

@@ -679,6 +679,7 @@ TEST(builtin_sm90_small_m_tiles)
 	CHECK(lines_with(sb.buf, "CG_P_BM=64 CG_P_BN=128", "CG_P_CTAS=1") > 0);
 	CHECK_INT(lines_with(sb.buf, "CG_P_CTAS=2", "CG_P_BM=64 CG_P_BN=128"), 0);
 	CHECK(!strstr(sb.buf, "CG_P_SPLIT_K=2"));
+	CHECK(!strstr(sb.buf, "CG_P_REDUCE=1")); /* with split-K only */
 	CHECK(!strstr(sb.buf, "CG_P_BK=32")); /* for 4-byte tf32 only */
 	/* a GELU epilogue starts at 128 x 128 (half the epilogue a tile); ReLU keeps 128 x 256 */
 	t->epi_act = ACT_GELU_TANH;
@@ -757,6 +758,14 @@ TEST(builtin_sm90_decode_split_start)
 	walk_all(&sp, t, &sb);
 	CHECK(!strstr(sb.buf, "CG_P_BM=128"));
 	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=3 ");
+	/* the reduction in the last unit of a tile (CG_P_REDUCE=1) is tried beside the second
+	 * kernel, with split-K only (the same kernel without), never at the start */
+	CHECK(strstr(sb.buf, "CG_P_SPLIT_K=8 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 "
+			     "CG_P_CLUSTER_M=1 CG_P_CTAS=1 CG_P_REDUCE=1") != NULL);
+	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=3 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 "
+			  "CG_P_CLUSTER_M=1 CG_P_CTAS=1 CG_P_REDUCE=1");
+	CHECK_INT(lines_with(sb.buf, "CG_P_SPLIT_K=1 ", "CG_P_REDUCE=0"), 0);
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_REDUCE=0");
 	/* M = 128, N = 6144, K = 4096 (llama8b qkv): 48 tiles, 8 ranges would write and read
 	 * 50 MB of partials beside A's and B's 51 MB (0.50x cuBLASLt on the H100 against 0.72x
 	 * without); within a quarter of A and B: 2 */
