@@ -882,12 +882,6 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 			 ((N + kBN - 1) / kBN) * L * splits;
 	if (ctiles * kClusterM > INT32_MAX)
 		return 2;
-	// CG_P_REDUCE: the tiles' counts of units done start at zero (the workspace's contents
-	// are undefined, and no count survives a call)
-	if (counters != nullptr &&
-	    cudaMemsetAsync(counters, 0, size_t(ctiles / splits * kClusterM) * sizeof(int), stream) !=
-		    cudaSuccess)
-		return 4;
 	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
 	cudaLaunchConfig_t config = {};
 	cudaLaunchAttribute attr[1];
@@ -1169,8 +1163,14 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *inputs, int num_inputs, DLTens
 	}
 	if ((p.a_off >= 0 || p.b_off >= 0) && cudaPeekAtLastError() != cudaSuccess)
 		return 4;
+	// CG_P_REDUCE: the tiles' counts of units done start at zero (the workspace's contents
+	// are undefined, and no count survives a call)
+	int *counters = p.counters > 0 ? reinterpret_cast<int *>(ws + p.c_off) : nullptr;
+	if (counters && cudaMemsetAsync(counters, 0, size_t(p.counters) * sizeof(int), stream) !=
+				cudaSuccess)
+		return 4;
 	return gemm_run((int)M, (int)N, (int)K, (int)L, alpha, A, p.lda, B, p.ldb,
 			bias ? (TOut const *)bias->data : nullptr, (TOut *)outputs[0].data,
 			p.w_floats > 0 ? reinterpret_cast<float *>(ws + p.w_off) : nullptr,
-			p.counters > 0 ? reinterpret_cast<int *>(ws + p.c_off) : nullptr, stream);
+			counters, stream);
 }

@@ -683,22 +683,13 @@ TEST(builtin_sm90_small_m_tiles)
 	CHECK(!strstr(sb.buf, "CG_P_BK=32")); /* for 4-byte tf32 only */
 	/* a GELU epilogue starts at 128 x 128 (half the epilogue a tile); ReLU keeps 128 x 256 */
 	t->epi_act = ACT_GELU_TANH;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=128");
 	t->epi_act = ACT_RELU;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=256");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=256");
 	t->epi_act = ACT_NONE;
 	t->m = 256;
 	t->n = 5120;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=128");
 	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=2");
 	t->n = 2048;
 	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=64 CG_P_BN=128");
@@ -709,15 +700,9 @@ TEST(builtin_sm90_small_m_tiles)
 	CHECK_HAS(start_of(&sp, f8, &sb), "CG_P_BM=128 CG_P_BN=128 CG_P_BK=128 ");
 	task_free(f8);
 	t->m = 512; /* 128 x 256: 4 x 20 tiles, too few; 128 x 128: 4 x 40, enough */
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=128");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=128");
 	t->m = 16;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=64 CG_P_BN=128");
 	CHECK_HAS(sb.buf, "CG_P_CLUSTER_M=1");
 	/* decode, N = 5120: 40 tiles, so the walk tries split-K (2 and 4 k-ranges) */
 	strbuf_reset(&sb);
@@ -750,10 +735,7 @@ TEST(builtin_sm90_decode_split_start)
 	CHECK_HAS(sb.buf, "CG_P_BM=64 CG_P_BN=128");
 	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=4 ");
 	t->n = 6144;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=8 ");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_SPLIT_K=8 ");
 	strbuf_reset(&sb);
 	walk_all(&sp, t, &sb);
 	CHECK(!strstr(sb.buf, "CG_P_BM=128"));
@@ -772,15 +754,9 @@ TEST(builtin_sm90_decode_split_start)
 	t->m = 128, t->k = 4096;
 	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_SPLIT_K=2 ");
 	t->m = 128, t->n = 4096, t->k = 512; /* 32 tiles; 4 ranges of partials = 16 MB > 5 MB */
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=1 ");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_SPLIT_K=1 ");
 	t->m = 4096, t->k = 4096;
-	strbuf_reset(&sb);
-	builtin_start(&sp, t, &c);
-	builtin_config_format(&sp, &c, &sb);
-	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=1 ");
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_SPLIT_K=1 ");
 	strbuf_release(&sb);
 	builtin_space_release(&sp);
 	task_free(t);
