@@ -1,6 +1,6 @@
-// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128,32 CG_P_SPLIT_K=1,2,3,4,8 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2 CG_P_CTAS=1,2 CG_P_REDUCE=0,1
-// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_SPLIT_K=1 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_CTAS=1 CG_P_REDUCE=0
-// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK,CG_P_CTAS split=CG_P_SPLIT_K,CG_P_REDUCE smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
+// cutegen-space: CG_P_BM=128,64 CG_P_BN=128,256 CG_P_BK=64,128,32 CG_P_SPLIT_K=1,2,3,4,8 CG_P_MN_ORDER=0,1 CG_P_STAGES=2,3,4,5,6,7 CG_P_PERSISTENT=0,1 CG_P_CLUSTER_M=1,2 CG_P_CTAS=1,2 CG_P_REDUCE=0,1 CG_P_PINGPONG=0,1
+// cutegen-start: CG_P_BM=128 CG_P_BN=256 CG_P_BK=64 CG_P_SPLIT_K=1 CG_P_MN_ORDER=1 CG_P_STAGES=4 CG_P_PERSISTENT=1 CG_P_CLUSTER_M=2 CG_P_CTAS=1 CG_P_REDUCE=0 CG_P_PINGPONG=0
+// cutegen-stages: tile=CG_P_BM,CG_P_BN,CG_P_BK,CG_P_CTAS,CG_P_PINGPONG split=CG_P_SPLIT_K,CG_P_REDUCE smem=CG_P_MN_ORDER pipeline=CG_P_STAGES schedule=CG_P_PERSISTENT,CG_P_CLUSTER_M
 /*
  * Hopper tensor-core GEMM family for cutegen's builtin agent (builtin/README.md):
  * C = act(alpha * op(A) @ op(B) + bias) with fp16, bf16 or fp8 e4m3 inputs, fp32 accumulation,
@@ -49,6 +49,15 @@
  *     resident), so one CTA's MMAs run while the other's warpgroups are in their epilogue:
  *     for a short K (GEMM + bias + GELU at K = 768, the H100's ncu: tensor pipes 28% active)
  *     the epilogue is as long as the main loop;
+ *   - CG_P_PINGPONG=1 (ping-pong, CUTLASS's other warp-specialized schedule): two MMA
+ *     warpgroups, each with a whole BM x BN tile (one warpgroup's tiled MMA, BM / 64 WGMMAs
+ *     along M; BM x BN up to 128 x 128, 64 x 128 for fp8, for the registers) on units of its
+ *     own, this CTA's units 0, 2, 4, ... and 1, 3, 5, ...; their main loops take turns on the
+ *     one ring (two named barriers), so one warpgroup's MMAs run while the other is in its
+ *     epilogue: the tensor cores are not idle during the stores, which is most of a short-K
+ *     tile's time (the cooperative default stops both warpgroups for the epilogue). The
+ *     producer is unchanged; each warpgroup counts the other's k-tiles to keep the ring's
+ *     stage and parity. Without CG_P_PERSISTENT, one CTA per two units;
  *   - CG_P_CLUSTER_M=2: clusters of 2 CTAs on neighbouring M-tiles of one N-tile; each CTA
  *     loads half of the B tile and TMA multicasts it into both CTAs' rings (B is read from
  *     L2 once per pair). A stage's empty barrier then counts the MMA threads of both CTAs
@@ -80,9 +89,9 @@
  *     is first transposed into the workspace by a tiled copy (transpose_rows, same stream)
  *     with its K rows rounded up to 16 bytes, and the GEMM reads the copy K-major.
  * Not for: strict fp32 (gemm_simt.cu), fp8 output, K == 0 (those return 2), operands whose
- * base address is not 16-byte aligned (1). No TMA-store epilogue, no ping-pong of the MMA
- * warpgroups (the epilogue, column pairs stored from registers, still stalls the MMAs); the
- * pad path's copy and the transposed copy cost a read and a write of the operand per call
+ * base address is not 16-byte aligned (1). No TMA-store epilogue (column pairs are stored
+ * from registers: without ping-pong they stall the MMAs); the pad path's copy and the
+ * transposed copy cost a read and a write of the operand per call
  * (memory-bound, beside the GEMM's O(MNK)).
  */
 #include <cutegen/kernel_abi.h>
@@ -160,6 +169,9 @@ CUTEGEN_DECLARE_ABI();
 #ifndef CG_P_SPLIT_K
 #define CG_P_SPLIT_K 1
 #endif
+#ifndef CG_P_PINGPONG
+#define CG_P_PINGPONG 0
+#endif
 
 namespace kernel {
 
@@ -205,7 +217,7 @@ struct SharedStorage {
 	alignas(128) ArrayEngine<TB, cosize_v<SmemLayoutB>> B;
 	uint64_t full_barrier[size<2>(SmemLayoutA{})];   // TMA has landed stage p
 	uint64_t empty_barrier[size<2>(SmemLayoutA{})];  // the MMAs are done reading stage p
-	int split_last;                                   // CG_P_REDUCE: this unit ends its tile
+	int split_last[2];  // CG_P_REDUCE: this unit ends its tile (one per MMA warpgroup: ping-pong)
 };
 
 /*
@@ -279,7 +291,8 @@ template <class ProblemShape, class CtaTiler,
 	  class TA, class SmemLayoutA, class TmaA,
 	  class TB, class SmemLayoutB, class TmaB,
 	  class TC, class CStride, class TiledMma, class Epi, int ClusterM>
-__global__ static __launch_bounds__(128 + decltype(size(TiledMma{}))::value, CG_P_CTAS)
+__global__ static __launch_bounds__(
+	128 + decltype(size(TiledMma{}))::value * (CG_P_PINGPONG ? 2 : 1), CG_P_CTAS)
 void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		 __grid_constant__ TmaA const tma_a, __grid_constant__ TmaB const tma_b,
 		 TC *C, CStride dC, TC const *bias, TiledMma mma, float alpha, Epi epi,
@@ -366,7 +379,8 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		CUTE_UNROLL
 		for (int p = 0; p < K_PIPE_MAX; ++p) {
 			FullBarrier::init(&smem.full_barrier[p], 1);
-			// every MMA thread of every CTA in the cluster reads what this CTA multicasts
+			// every thread of the MMA warpgroup(s) that consume a stage, in every CTA of
+			// the cluster (what this CTA multicasts): size(mma) is one warpgroup in ping-pong
 			EmptyBarrier::init(&smem.empty_barrier[p], size(mma) * kCluster);
 		}
 		cutlass::arch::fence_barrier_init();
@@ -429,9 +443,15 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 
 	//
 	// MMA partition (consumer warpgroups): the "fragments" of A and B are shared-memory
-	// descriptors
+	// descriptors. CG_P_PINGPONG: two warpgroups, each with the whole tiled MMA (one
+	// warpgroup) on units of its own: mma_wg takes this CTA's units mma_wg, mma_wg + 2, ...
 	//
 	int mma_thread = threadIdx.x - 128;
+	int mma_wg = 0;
+	if constexpr (CG_P_PINGPONG) {
+		mma_wg = mma_thread / 128;
+		mma_thread %= 128;
+	}
 	ThrMMA thr_mma = mma.get_thread_slice(mma_thread);
 	Tensor tCsA = thr_mma.partition_A(sA);                               // (MMA,MMA_M,MMA_K,PIPE)
 	Tensor tCsB = thr_mma.partition_B(sB);                               // (MMA,MMA_N,MMA_K,PIPE)
@@ -456,12 +476,28 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		}
 	};
 
+	// CG_P_PINGPONG: the two warpgroups' main loops run in turn, unit by unit (named barriers
+	// 3 and 4: the warpgroup of unit u+1 waits until that of unit u has passed the ring's
+	// waits of all its stages), so one's main loop runs while the other is in its epilogue.
+	// The turn also keeps the ring's parities right: a warpgroup skips the other's stages
+	// (`it` counts them too), and it waits on a stage's barrier only once every earlier use
+	// of the stage has landed, so a phase two uses old never passes for the one awaited
+	constexpr uint32_t kTurnThreads = 2 * 128;
 	uint32_t it = 0;
-	for (int ct = cluster_id; ct < num_ctiles; ct += num_clusters) {
+	int seq = 0;  // this CTA's units in order
+	for (int ct = cluster_id; ct < num_ctiles; ct += num_clusters, ++seq) {
 		int mc, n, l, k_begin, k_end;
 		tile_coord(ct / splits, tiles_mc, tiles_n, mc, n, l);
 		k_range(ct, k_begin, k_end);
 		int m = mc * kCluster + rank;
+		if constexpr (CG_P_PINGPONG) {
+			if (seq % 2 != mma_wg) {
+				it += k_end - k_begin;  // the other warpgroup's unit
+				continue;
+			}
+			if (seq > 0)
+				cutlass::arch::NamedBarrier::sync(kTurnThreads, 3 + mma_wg);
+		}
 		clear(tCrC);
 
 		//
@@ -496,6 +532,11 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				if (k_tile > k_begin)
 					release((it - 1) % K_PIPE_MAX);
 			}
+		}
+		// The next unit's warpgroup may start on the ring (its MMAs overlap these last ones)
+		if constexpr (CG_P_PINGPONG) {
+			if (ct + num_clusters < num_ctiles)
+				cutlass::arch::NamedBarrier::arrive(kTurnThreads, 3 + (1 - mma_wg));
 		}
 		if constexpr (!kPromote) {
 			warpgroup_wait<0>();
@@ -538,13 +579,13 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				if (m0 >= int(M))
 					continue;  // the cluster's second CTA past M: no tile
 				__threadfence();  // this thread's partials, before the count
-				cutlass::arch::NamedBarrier::sync(size(mma), 1);
+				cutlass::arch::NamedBarrier::sync(size(mma), 1 + mma_wg);
 				if (mma_thread == 0)
-					smem.split_last = atomicAdd(&counters[(int64_t(l) * tiles_n + n) *
+					smem.split_last[mma_wg] = atomicAdd(&counters[(int64_t(l) * tiles_n + n) *
 									  (tiles_mc * kCluster) + m], 1) ==
 							  splits - 1;
-				cutlass::arch::NamedBarrier::sync(size(mma), 1);
-				if (!smem.split_last)
+				cutlass::arch::NamedBarrier::sync(size(mma), 1 + mma_wg);
+				if (!smem.split_last[mma_wg])
 					continue;
 				__threadfence();  // the other units' partials, after their counts
 				int64_t slot = int64_t(L) * M * N;  // W[s+1] - W[s]
@@ -674,6 +715,7 @@ constexpr int kStageBytes = (kBM + kBN) * kBK * kInBytes;
 constexpr int kSmemMax = 228 * 1024 / CG_P_CTAS - 2048;
 constexpr int kStages = CG_P_STAGES < kSmemMax / kStageBytes ? CG_P_STAGES : kSmemMax / kStageBytes;
 constexpr int kClusterM = CG_P_CLUSTER_M;
+constexpr bool kPingPong = CG_P_PINGPONG == 1;
 // tf32 and fp8 WGMMA read K-major operands only: an MN-major one (A col, B row) is transposed
 // into the workspace first (kTransA, kTransB), and the GEMM reads the copy (kColA, kColB: the
 // layout gemm_run sees)
@@ -710,6 +752,13 @@ static_assert(CG_P_CTAS == 1 || (kBM == 64 && kBN == 128 && sizeof_bits_v<CG_T_I
 	      "gemm_sm90: CG_P_CTAS = 2 needs BM = 64, BN = 128 and 16-bit or tf32 inputs");
 static_assert(CG_P_MN_ORDER == 0 || CG_P_MN_ORDER == 1, "gemm_sm90: CG_P_MN_ORDER is 0 or 1");
 static_assert(CG_P_SPLIT_K >= 1 && CG_P_SPLIT_K <= 8, "gemm_sm90: CG_P_SPLIT_K is 1 to 8");
+static_assert(CG_P_PINGPONG == 0 || CG_P_PINGPONG == 1, "gemm_sm90: CG_P_PINGPONG is 0 or 1");
+// ping-pong: one warpgroup holds a whole tile's fp32 accumulators (128 a thread at most; fp8
+// keeps a second set), and the two MMA warpgroups take the registers of a whole SM
+static_assert(!kPingPong || (kBM * kBN * (sizeof_bits_v<CG_T_IN> == 8 ? 2 : 1) <= 128 * 128 &&
+			     CG_P_CTAS == 1),
+	      "gemm_sm90: CG_P_PINGPONG = 1 needs BM x BN <= 128 x 128 (64 x 128 for fp8) and "
+	      "CG_P_CTAS = 1");
 
 /*
  * The pad path's copy: src holds `rows` packed rows of `cols` elements (a row's byte length not
@@ -849,11 +898,12 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 	auto sB = tile_to_shape(smem_atom<TIn, kMajorB, kBN, kBK>(), make_shape(bN, bK, bP),
 				smem_order<kMajorB>());
 
-	// BM / 64 warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction.
+	// BM / 64 warpgroups stacked along M, each a 64 x BLK_N x (16 or 32) WGMMA per instruction;
+	// CG_P_PINGPONG: one warpgroup (two run it, on tiles of their own), BM / 64 WGMMAs along M
 	TiledMMA tiled_mma = make_tiled_mma(
 		GMMA::ss_op_selector<TIn, TIn, float, Shape<_64, decltype(bN), decltype(bK)>,
 				     kMajorA, kMajorB>(),
-		Layout<Shape<Int<kBM / 64>,_1,_1>>{});
+		Layout<Shape<Int<kPingPong ? 1 : kBM / 64>,_1,_1>>{});
 
 	Tensor mA = make_tensor(A, make_shape(M, K, L), dA);
 	Tensor mB = make_tensor(B, make_shape(N, K, L), dB);
@@ -882,7 +932,8 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 			 ((N + kBN - 1) / kBN) * L * splits;
 	if (ctiles * kClusterM > INT32_MAX)
 		return 2;
-	dim3 block(128 + size(tiled_mma));  // a producer warpgroup, then the MMA warpgroups
+	// a producer warpgroup, then the MMA warpgroups (twice the tiled MMA's with CG_P_PINGPONG)
+	dim3 block(128 + size(tiled_mma) * (kPingPong ? 2 : 1));
 	cudaLaunchConfig_t config = {};
 	cudaLaunchAttribute attr[1];
 	attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -916,6 +967,8 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 				resident = n < resident ? n : resident;
 		}
 		clusters = clusters < resident ? clusters : resident;
+	} else if (kPingPong) {
+		clusters = (clusters + 1) / 2;  // a unit for each of the two MMA warpgroups
 	}
 	config.gridDim = dim3(unsigned(clusters * kClusterM));
 	if constexpr (kClusterM > 1) {

@@ -635,13 +635,26 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
 		if (reduce != pval(sp, base, "CG_P_REDUCE", 0, 0) &&
 		    (pval(sp, c, "CG_P_SPLIT_K", 0, 1) == 1 || (reduce && ctas > 1)))
 			return 1;
+		/* ping-pong (two MMA warpgroups on tiles of their own, one's main loop in the
+		 * other's epilogue): a tile whose accumulators one warpgroup holds (BM x BN up to
+		 * 128 x 128, 64 x 128 for fp8: the template's static_assert), one CTA an SM, over
+		 * the persistent walk (without it a CTA has two tiles, and the second waits out the
+		 * first's main loop with nothing after it to overlap); not with the last-unit
+		 * reduction at 128 rows, whose sums then spill (ptxas: 32 bytes) */
+		long pingpong = pval(sp, c, "CG_P_PINGPONG", 0, 0);
+		long accs = bm * (fp8 && bn > 128 ? 128 : bn) * (fp8 ? 2 : 1); /* a warpgroup's, x 128 */
+		if (pingpong && (accs > 128 * 128 || ctas > 1 || !pval(sp, c, "CG_P_PERSISTENT", 0, 1) ||
+				 (reduce && bm > 64)))
+			return 1;
 		/* one M tile: the second CTA of an M pair only multiplies zero-filled rows */
 		if (sm90_one_m_tile(t) && pval(sp, c, "CG_P_CLUSTER_M", 0, 1) > 1)
 			return 1;
 		/* 64-row tiles help small M only: where 128-row tiles of this BN fill the GPU
-		 * twice over (and M > 64), they halve the work per B load for nothing */
+		 * twice over (and M > 64), they halve the work per B load for nothing; but in
+		 * ping-pong at a full warpgroup tile (64 x 256, fp8's 64 x 128: as many accumulators
+		 * as 128 x 128) two are in flight a CTA, as a 128-row tile's two warpgroups are */
 		if (bm < 128 && t->m > 64 && sm90_tiles(t, 128, bn) >= 2 * SM90_SMS && ctas == 1 &&
-		    bm != pval(sp, base, "CG_P_BM", 0, 128))
+		    !(pingpong && accs == 128 * 128) && bm != pval(sp, base, "CG_P_BM", 0, 128))
 			return 1;
 		/* two CTAs an SM: 64 x 128 tiles of 16-bit or tf32 inputs only (the template's
 		 * static_assert: registers), where one CTA's MMAs can run in the other's epilogue */

@@ -90,6 +90,13 @@ cases=(
     # split-K whose last unit of a tile adds the partials (CG_P_REDUCE=1: a count a tile too)
     "$REPO/tests/gpu/tasks/bf16_odd_k_bias_gelu.json CG_P_SPLIT_K=2 CG_P_REDUCE=1"
     "$REPO/tests/gpu/tasks/bf16_batched_odd.json CG_P_SPLIT_K=4 CG_P_REDUCE=1 CG_P_CLUSTER_M=2 CG_P_PERSISTENT=0"
+    # ping-pong (CG_P_PINGPONG=1): two MMA warpgroups on tiles of their own; 128 x 128 with
+    # the bias + GELU epilogue and the pad path, 64 x 256 with the last-unit reduction, fp8
+    # at 64 x 128, tf32 (B transposed first) in CTA pairs
+    "$REPO/tests/gpu/tasks/bf16_odd_k_bias_gelu.json CG_P_BN=128 CG_P_PINGPONG=1"
+    "llm/llama8b_qkv_m1 CG_P_BN=256 CG_P_SPLIT_K=4 CG_P_REDUCE=1 CG_P_PINGPONG=1"
+    "$REPO/tests/gpu/tasks/fp8_pingpong.json CG_P_BM=64 CG_P_PINGPONG=1"
+    "$REPO/tests/gpu/tasks/tf32_nn.json CG_P_BM=128 CG_P_BN=128 CG_P_PINGPONG=1"
     # tf32 with B row-major (`A @ B`): B transposed into the workspace first, K-major; odd K
     # and batched, A col too
     "$REPO/tests/gpu/tasks/tf32_nn.json"

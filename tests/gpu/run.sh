@@ -182,7 +182,9 @@ for i, vals in enumerate(itertools.product(*[params[n]["values"] for n in stage]
 PY
 done
 # settings beyond the start that reach code paths of their own (issue 20: split-K (3 and 8
-# k-ranges too; the reduction in the last unit of a tile, CG_P_REDUCE=1), 64-row tiles, two CTAs an SM, softmax register modes and their fallback to
+# k-ranges too; the reduction in the last unit of a tile, CG_P_REDUCE=1), 64-row tiles, two CTAs an SM,
+# ping-pong (CG_P_PINGPONG=1: many units a warpgroup, fewer k-tiles than stages, one CTA per two
+# tiles, fp8, tf32, with split-K), softmax register modes and their fallback to
 # mode 1; gemm_sm90's pad path with split-K, with the other MN-major smem order, one CTA per
 # tile): TASK SETTING
 n=0
@@ -226,6 +228,17 @@ bf16_odd_k_bias_gelu CG_P_SPLIT_K=2 CG_P_REDUCE=1
 bf16_batched_odd CG_P_SPLIT_K=4 CG_P_REDUCE=1 CG_P_CLUSTER_M=2 CG_P_PERSISTENT=0
 tf32_nt CG_P_SPLIT_K=3 CG_P_BM=64 CG_P_REDUCE=1
 fp8_decode_nt CG_P_SPLIT_K=8 CG_P_REDUCE=1
+bf16_pingpong CG_P_PINGPONG=1
+bf16_pingpong CG_P_PINGPONG=1 CG_P_CLUSTER_M=1 CG_P_STAGES=6
+bf16_pingpong CG_P_PINGPONG=1 CG_P_BM=64 CG_P_BN=256
+bf16_short_k CG_P_PINGPONG=1
+bf16_short_k CG_P_PINGPONG=1 CG_P_MN_ORDER=0 CG_P_STAGES=7 CG_P_CLUSTER_M=1
+bf16_ragged CG_P_PINGPONG=1 CG_P_BN=128 CG_P_CLUSTER_M=1
+bf16_batched_odd CG_P_PINGPONG=1 CG_P_BN=128 CG_P_PERSISTENT=0
+fp8_pingpong CG_P_PINGPONG=1 CG_P_BM=64
+tf32_nn CG_P_PINGPONG=1 CG_P_BM=128 CG_P_BN=128 CG_P_BK=32
+bf16_decode_odd CG_P_SPLIT_K=8 CG_P_REDUCE=1 CG_P_PINGPONG=1
+bf16_small_m_nt CG_P_SPLIT_K=4 CG_P_PINGPONG=1 CG_P_BM=64 CG_P_BN=256
 EXTRA
 ls "$BT"/*.cu | xargs -P 16 -n 1 "$CG" build >/dev/null 2>&1
 for k in "$BT"/*.cu; do

@@ -530,6 +530,12 @@ static int lines_with(const char *text, const char *has, const char *lacks)
 	return n;
 }
 
+/* Lines of text that hold both a and b. */
+static int lines_with_both(const char *text, const char *a, const char *b)
+{
+	return lines_with(text, a, "\x01") - lines_with(text, a, b);
+}
+
 /* The configs a whole walk tries for t (each measured slower than the last), formatted one a
  * line into out. */
 static int walk_all(const struct builtin_space *sp, const struct task *t, struct strbuf *out)
@@ -674,8 +680,12 @@ TEST(builtin_sm90_small_m_tiles)
 	CHECK_HAS(sb.buf, "CG_P_BM=128 CG_P_BN=256");
 	strbuf_reset(&sb);
 	CHECK(walk_all(&sp, t, &sb) > 5);
-	/* 64-row tiles only as the two-CTAs-an-SM point (64 x 128, CG_P_CTAS = 2) */
-	CHECK_INT(lines_with(sb.buf, "CG_P_BM=64", "CG_P_CTAS=2"), 0);
+	/* 64-row tiles only as the two-CTAs-an-SM point (64 x 128, CG_P_CTAS = 2) or in
+	 * ping-pong at 64 x 256 (two in flight a CTA) */
+	CHECK_INT(lines_with(sb.buf, "CG_P_BM=64", "CG_P_CTAS=2") -
+			  lines_with_both(sb.buf, "CG_P_BM=64 CG_P_BN=256", "CG_P_PINGPONG=1"),
+		  0);
+	CHECK(lines_with_both(sb.buf, "CG_P_BM=64 CG_P_BN=256", "CG_P_PINGPONG=1") > 0);
 	CHECK(lines_with(sb.buf, "CG_P_BM=64 CG_P_BN=128", "CG_P_CTAS=1") > 0);
 	CHECK_INT(lines_with(sb.buf, "CG_P_CTAS=2", "CG_P_BM=64 CG_P_BN=128"), 0);
 	CHECK(!strstr(sb.buf, "CG_P_SPLIT_K=2"));
@@ -709,6 +719,60 @@ TEST(builtin_sm90_small_m_tiles)
 	walk_all(&sp, t, &sb);
 	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=2");
 	CHECK_HAS(sb.buf, "CG_P_SPLIT_K=4");
+	strbuf_release(&sb);
+	builtin_space_release(&sp);
+	task_free(t);
+}
+
+/* Ping-pong (CG_P_PINGPONG = 1: two MMA warpgroups on tiles of their own, one's main loop in
+ * the other's epilogue) is tried in the tile stage where one warpgroup holds a tile's
+ * accumulators (BM x BN up to 128 x 128, 64 x 128 for fp8), one CTA an SM, persistent, not
+ * with the last-unit reduction at 128 rows (its sums spill); never the start. */
+TEST(builtin_sm90_pingpong)
+{
+	struct builtin_space sp;
+	char *err = NULL;
+	struct strbuf sb = STRBUF_INIT;
+	struct task *t = task_dup(task_builtin("hopper/gemm_bf16_4096"));
+	t->b_layout = LAYOUT_COL;
+	CHECK_INT(builtin_space_for(t, "sm_90a", NULL, &sp, &err), 0);
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_PINGPONG=0");
+	strbuf_reset(&sb);
+	walk_all(&sp, t, &sb);
+	/* from the 128 x 256 start: 128 x 128 in ping-pong, never 128 x 256 */
+	CHECK(lines_with_both(sb.buf, "CG_P_BM=128 CG_P_BN=128", "CG_P_PINGPONG=1") > 0);
+	CHECK_INT(lines_with_both(sb.buf, "CG_P_BM=128 CG_P_BN=256", "CG_P_PINGPONG=1"), 0);
+	CHECK_INT(lines_with_both(sb.buf, "CG_P_CTAS=2", "CG_P_PINGPONG=1"), 0);
+	CHECK_INT(lines_with_both(sb.buf, "CG_P_PERSISTENT=0", "CG_P_PINGPONG=1"), 0);
+	/* bias + GELU at K = 768 (start 128 x 128): ping-pong at that tile */
+	t->k = 768;
+	t->n = 3072;
+	t->m = 6144;
+	t->epi_bias = 1;
+	t->epi_act = ACT_GELU_TANH;
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=128 CG_P_BK=64");
+	CHECK_HAS(sb.buf, "CG_P_PINGPONG=0");
+	strbuf_reset(&sb);
+	walk_all(&sp, t, &sb);
+	CHECK(lines_with_both(sb.buf, "CG_P_BM=128 CG_P_BN=128 CG_P_BK=64", "CG_P_PINGPONG=1") > 0);
+	/* decode M = 128, split-K start: ping-pong with the last-unit reduction only at 64 rows */
+	t->epi_bias = 0;
+	t->epi_act = ACT_NONE;
+	t->m = 128, t->n = 6144, t->k = 4096;
+	strbuf_reset(&sb);
+	walk_all(&sp, t, &sb);
+	CHECK(lines_with_both(sb.buf, "CG_P_PINGPONG=1", "CG_P_REDUCE=0") > 0);
+	CHECK_INT(lines_with_both(sb.buf, "CG_P_BM=128", "CG_P_REDUCE=1 CG_P_PINGPONG=1"), 0);
+	/* fp8: ping-pong at 64 x 128 only (two sets of accumulators), also at 4096^3, where
+	 * 128-row tiles fill the GPU twice over */
+	struct task *f8 = task_dup(task_builtin("hopper/gemm_fp8_8192"));
+	f8->m = f8->n = f8->k = 4096;
+	strbuf_reset(&sb);
+	walk_all(&sp, f8, &sb);
+	CHECK_INT(lines_with_both(sb.buf, "CG_P_BM=128", "CG_P_PINGPONG=1"), 0);
+	CHECK(lines_with_both(sb.buf, "CG_P_BM=64 CG_P_BN=128", "CG_P_PINGPONG=1") > 0);
+	CHECK_INT(lines_with_both(sb.buf, "CG_P_BM=64", "CG_P_PINGPONG=0"), 0);
+	task_free(f8);
 	strbuf_release(&sb);
 	builtin_space_release(&sp);
 	task_free(t);
