@@ -158,8 +158,8 @@ fi
 fi
 if want builtin; then
 # 3. the builtin families (builtin/*.cu) on odd sizes (tests/gpu/tasks/): the start candidate
-#    must pass, and with GPU_FAMILY_STAGE1=1 every candidate of the first stage too (each
-#    declines or passes); compiled ahead, 16 at a time
+#    must pass, and with GPU_FAMILY_STAGE1=1 every candidate the walk's first stage tries too
+#    (each declines or passes); compiled ahead, 16 at a time
 BT="$OUT/builtin"; mkdir -p "$BT"
 # GPU_BUILTIN_ONLY: an extended regular expression on the task names (default all)
 only() { [ -z "${GPU_BUILTIN_ONLY:-}" ] || grep -Eq "${GPU_BUILTIN_ONLY}" <<<"$1"; }
@@ -169,13 +169,15 @@ for task in tests/gpu/tasks/*.json; do
     "$CG" builtin "$task" --source >"$BT/$name-start.cu" 2>"$BT/$name.err" || { bad "builtin $name: no candidate ($(cat "$BT/$name.err"))"; continue; }
     [ "${GPU_FAMILY_STAGE1:-0}" = 1 ] || continue
     python3 - "$CG" "$task" "$BT/$name" <<'PY'
-import itertools, json, subprocess, sys
+import re, subprocess, sys
 cg, task, prefix = sys.argv[1:]
-sp = json.loads(subprocess.run([cg, "builtin", task, "--json"], capture_output=True, text=True, check=True).stdout)
-params = {p["name"]: p for p in sp["params"]}
-stage = sp["stages"][0]["params"]
-for i, vals in enumerate(itertools.product(*[params[n]["values"] for n in stage])):
-    setting = " ".join("%s=%s" % (n, v) for n, v in zip(stage, vals))
+# the first stage's candidates as the walk tries them (`--plan`: "N  stage 1  builtin F, tile:
+# CG_P_X a -> b ..."), so the points the policy prunes (the template's static_asserts among
+# them) are not built
+plan = subprocess.run([cg, "builtin", task, "--plan"], capture_output=True, text=True, check=True).stdout
+stage1 = [m.group(1) for m in (re.match(r"\s*\d+\s+stage 1\s+[^:]*: (.*)$", l) for l in plan.splitlines()) if m]
+for i, change in enumerate(stage1):
+    setting = " ".join("%s=%s" % nv for nv in re.findall(r"(CG_P_\w+) \S+ -> (\S+)", change))
     src = subprocess.run([cg, "builtin", task, "--source", "--set", setting], capture_output=True)
     if src.returncode == 0:
         open("%s-s1_%02d.cu" % (prefix, i), "wb").write(src.stdout)
