@@ -101,3 +101,55 @@ double protocol_worst_median(const double *ms, const enum dist *dist, int n, dou
 	free(v);
 	return worst;
 }
+
+int protocol_hold_back(const int *group, int ncases, int *held)
+{
+	int n = 0, want = ncases / 2 < 3 ? ncases / 2 : 3;
+	for (int k = 0; k < ncases; k++)
+		held[k] = 0;
+	for (int k = ncases - 1; k > 0; k--) { /* the last of each distribution with two or more */
+		int last = group[k] != k;
+		for (int j = k + 1; j < ncases && last; j++)
+			last = group[j] != group[k];
+		held[k] = last;
+		n += last;
+	}
+	for (int k = ncases - 1; k > 0 && n < want; k--)
+		if (!held[k] && group[k] != k) {
+			held[k] = 1;
+			n++;
+		}
+	if (!n && ncases > 1) {
+		held[ncases - 1] = 1;
+		n = 1;
+	}
+	return n;
+}
+
+int protocol_draw_case(const int *held, const int *seen, int ncases, int left)
+{
+	int unseen = 0;
+	for (int k = 0; k < ncases; k++)
+		unseen += held[k] && !seen[k];
+	if (unseen && protocol_random_below(left > 0 ? left : 1) < unseen) {
+		int j = (int)protocol_random_below(unseen);
+		for (int k = 0; k < ncases; k++)
+			if (held[k] && !seen[k] && j-- == 0)
+				return k;
+	}
+	return (int)protocol_random_below(ncases);
+}
+
+double protocol_first_sight(const double *ms, const int *first, int n, double worst, double *best,
+			    int *nfirst, int *replay)
+{
+	*best = INFINITY;
+	*nfirst = 0;
+	for (int i = 0; i < n; i++)
+		if (first[i]) {
+			*best = fmin(*best, ms[i]);
+			(*nfirst)++;
+		}
+	*replay = *nfirst > 0 && *best > 1.25 * worst;
+	return *replay ? *best : worst;
+}

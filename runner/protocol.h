@@ -49,4 +49,29 @@ double protocol_worst_median(const double *ms, const enum dist *dist, int n, dou
 /* The median of n values (n > 0); sorts v. */
 double protocol_median(double *v, int n);
 
+/*
+ * Module tasks, whose timed calls draw among the reference's few cases (docs/evaluation.md,
+ * "Module tasks"): the cases held back from the checks, so that timing gives the kernel cases it
+ * has never seen. group[k] is the first case of case k's distribution; held[k] is set to 1 for
+ * the last case of each distribution that has two or more, then for others from the end that
+ * are not the first of their distribution, up to min(3, ncases / 2), or for the last case when
+ * every distribution has one (ncases >= 2). Returns how many.
+ */
+int protocol_hold_back(const int *group, int ncases, int *held);
+
+/* The case of the next timed call, `left` calls to go with this one: uniform over the cases,
+ * except that a held-back case not yet seen is drawn with probability unseen / left, so each
+ * comes up before the last call, at a random place. */
+int protocol_draw_case(const int *held, const int *seen, int ncases, int left);
+
+/*
+ * The time of n timed calls whose statistic is `worst`, first[i] marking the calls on a case the
+ * kernel had not been given before: `worst` unless the fastest of those (*best) is over 1.25x
+ * it (a kernel that replays what it stored for the cases it knows: what the work takes shows on
+ * first sight; the fastest, so that noise, which only slows a call, cannot move an honest time),
+ * then *best. *nfirst: how many such calls (0: `worst`, *best infinite); *replay: 1 when *best.
+ */
+double protocol_first_sight(const double *ms, const int *first, int n, double worst, double *best,
+			    int *nfirst, int *replay);
+
 #endif

@@ -416,6 +416,10 @@ static char *protocol_missing(json_t *rep)
 		return xstrdup("the report does not say the timed calls got fresh inputs and were checked");
 	if (!(trials >= 1) || checks != trials)
 		return xasprintf("the report gives %.0f trials but %.0f checks of timed calls", trials, checks);
+	/* a module's held-back cases were given to the kernel in timed calls, first there */
+	json_t *held = json_object_get(json_object_get(rep, "module"), "held_back_cases");
+	if (json_array_size(held) && !(num_at(json_object_get(tm, "first_sight"), "calls", NULL) >= 1))
+		return xstrdup("the report holds cases back for timing but shows no timed call on one");
 	return NULL;
 }
 
@@ -946,6 +950,13 @@ void eval_format(const struct eval_result *r, const struct task *t, struct strbu
 				    "+%.4f ms/trial outside the timing (%.4f regenerating inputs)\n",
 				    num_at(tc, "full_checks", NULL), num_at(tc, "sampled_checks", NULL),
 				    num_at(tc, "overhead_ms_per_trial", NULL), num_at(tc, "regenerate_ms_per_trial", NULL));
+		json_t *fs = json_object_get(tm, "first_sight");
+		if (fs)
+			strbuf_addf(out, "new cases %.0f timed calls on cases held back from the checks: %.4f ms at best "
+				    "(all calls %.4f ms)%s\n", num_at(fs, "calls", NULL), num_at(fs, "min_ms", NULL),
+				    num_at(fs, "median_ms", NULL),
+				    json_is_true(json_object_get(fs, "replay")) ?
+					    ": faster on cases it knew, it replays stored results; timed on a new case" : "");
 		double host = num_at(tm, "host_ms_per_call", NULL);
 		if (host >= 0)
 			strbuf_addf(out, "crosscheck host clock %.4f ms/call vs events %.4f ms/call\n", host,

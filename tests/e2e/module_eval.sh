@@ -49,6 +49,14 @@ check "the reference was released after the runner and is gone" '[ -s "$T/releas
 ev pass pass --torch
 check "human output: pass, the module contract, the budget and the worst element, PyTorch eager and torch.compile" \
     '[ $rc = 0 ] && grep -q "^verdict   PASS" "$T/out" && grep -q "^contract  strict (module, truth fp64" "$T/out" && grep -q "^budget    8 x max" "$T/out" && grep -q "^worst     .out. \[1,2\]" "$T/out" && grep -q "^PyTorch   0.2000 ms eager" "$T/out" && grep -q "torch.compile (default): speedup 2.000x" "$T/out"'
+check "human output: the timed calls on the cases held back from the checks" \
+    'grep -q "^new cases 3 timed calls on cases held back from the checks: 0.0500 ms at best (all calls 0.0500 ms)\$" "$T/out"'
+ev pass replay
+check "a kernel faster on the cases it knew than on new ones is said to replay them (still a pass, timed on a new case)" \
+    '[ $rc = 0 ] && grep -q "^new cases .*: faster on cases it knew, it replays stored results; timed on a new case" "$T/out"'
+ev pass noheld --json
+check "a pass whose report holds cases back but times none of them is refused (got $rc)" \
+    'grep -q "\"verdict\": \"untrusted_report\"" "$T/out" && grep -q "holds cases back for timing but shows no timed call on one" "$T/out"'
 ev pass pass --quick
 check "--quick asks for 3 cases and no baselines without --torch" \
     'python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert len(r[\"cases\"])==3 and r[\"baselines\"] is False" "$T/prepare.json" && gone'

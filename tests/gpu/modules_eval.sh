@@ -6,7 +6,8 @@
 #   with weight and bias) and max_dim.py (torch.max over a dim: fp32 values and int64
 #   indices, two outputs): the right kernels pass, with speedups vs eager and torch.compile
 #   (eval --torch, on scale_shift: torch.compile takes a while) and the budget in the report; a wrong kernel (b forgotten) gets incorrect;
-#   one that caches by input pointer (right on the first case only) fails; one that writes its
+#   one that caches by input pointer (right on the first case only) fails; one that replays
+#   what it stored for the cases it knows is timed on a case it has not seen; one that writes its
 #   input gets inputs_modified; one that rounds through fp16 gets precision; `profile` runs
 #   ncu on the reference's cases (when ncu is here); no reference process outlives any of it.
 # usage: BUILD=build bash tests/gpu/modules_eval.sh     (PYTHON=... names a python with torch)
@@ -33,8 +34,8 @@ print("" if d is None else d)' "$1" "$2" 2>/dev/null; }
 # reference processes alive (python -c with the embedded tools/reference.py: its text holds
 # "cutegen-reference"); the grep counts itself, before and after alike
 refs() { grep -l -a "cutegen-reference" /proc/[0-9]*/cmdline 2>/dev/null | wc -l; }
-variant() { # NAME MACRO: the scale_shift kernel with MACRO defined
-    { [ -n "$2" ] && echo "#define $2"; cat "$D/scale_shift.cu"; } >"$T/$1.cu"
+variant() { # NAME MACROS: the scale_shift kernel with each of MACROS defined
+    { for m in $2; do echo "#define $m"; done; cat "$D/scale_shift.cu"; } >"$T/$1.cu"
 }
 # ev KERNEL MODULE [ARGS]: eval --json into $T/NAME.json, its exit code in $rc
 ev() {
@@ -71,6 +72,21 @@ ev "$T/ss_cache.cu" "$D/scale_shift.py" --quick
 v=$(field "$out" verdict)
 case "$v" in incorrect|stale_output|timing_mismatch) ok "scale_shift: a kernel caching by input pointer fails ($v)" ;;
 *) bad "scale_shift: cache by pointer: rc $rc verdict '$v'" ;; esac
+
+# replaying stored results: timed on a case held back from the checks, so no faster than the
+# same kernel without the replay (before, timed on replays: several times faster)
+variant ss_slow SLOW
+ev "$T/ss_slow.cu" "$D/scale_shift.py"
+v=$(field "$out" verdict) slow_ms=$(field "$out" report.metrics.ms)
+variant ss_replay "SLOW REPLAY"
+ev "$T/ss_replay.cu" "$D/scale_shift.py"
+v2=$(field "$out" verdict) rep_ms=$(field "$out" report.metrics.ms) rp=$(field "$out" report.timing.first_sight.replay)
+if [ "$v" = pass ] && [ "$v2" = pass ] && [ "$rp" = True ] && [ -n "$slow_ms" ] && [ -n "$rep_ms" ] &&
+    python3 -c "import sys; sys.exit(0 if $rep_ms >= 0.8 * $slow_ms else 1)"; then
+    ok "scale_shift: a kernel replaying stored results is timed on a new case ($rep_ms ms, the same kernel without replay $slow_ms ms)"
+else
+    bad "scale_shift: replay: verdicts '$v' '$v2', first_sight.replay '$rp', $rep_ms ms against $slow_ms ms without replay $(field "$out" report.timing.first_sight)"
+fi
 
 variant ss_mutate MUTATE
 ev "$T/ss_mutate.cu" "$D/scale_shift.py" --quick

@@ -1,6 +1,6 @@
 /* The timing protocol the runner and the baseline process share (runner/protocol.c): the
  * statistic (per-distribution medians, the largest reported), the fill parameters, the draws and
- * the trial count. */
+ * the trial count; for module tasks, the cases held back for timing and the first-sight time. */
 #include "test.h"
 #include "../../runner/protocol.h"
 #include "common/task.h"
@@ -123,4 +123,91 @@ TEST(protocol_trial_count)
 	CHECK_INT(protocol_trials(1000.0, 1), 5);
 	CHECK_INT(protocol_trials(3.95, 0), 100);                  /* 400 ms of calls */
 	CHECK_INT(protocol_trials(1.95, 1), 50);
+}
+
+/* A module's held-back cases: the last of each distribution with two or more, then others that
+ * are not the first of theirs, up to min(3, cases / 2); the last when every distribution has
+ * one; never the first case of a distribution. */
+static const char *held_of(const int *group, int n)
+{
+	static char buf[64];
+	int held[64], p = 0;
+	protocol_hold_back(group, n, held);
+	buf[0] = 0;
+	for (int k = 0; k < n; k++)
+		if (held[k])
+			p += snprintf(buf + p, sizeof(buf) - (size_t)p, "%d ", k);
+	return buf;
+}
+
+TEST(protocol_hold_back_cases)
+{
+	int three[] = { 0, 1, 2, 0, 1, 2 }; /* module, normal, large, twice */
+	CHECK_STR(held_of(three, 6), "3 4 5 ");
+	int one[] = { 0, 0, 0, 0, 0, 0 }; /* the module's own distribution only */
+	CHECK_STR(held_of(one, 6), "3 4 5 ");
+	int quick[] = { 0, 1, 2 };
+	CHECK_STR(held_of(quick, 3), "2 ");
+	int two[] = { 0, 1 };
+	CHECK_STR(held_of(two, 2), "1 ");
+	int same[] = { 0, 0 };
+	CHECK_STR(held_of(same, 2), "1 ");
+	int four[] = { 0, 1, 2, 0 };
+	CHECK_STR(held_of(four, 4), "3 ");
+	int many[20];
+	for (int k = 0; k < 20; k++)
+		many[k] = k % 3;
+	CHECK_STR(held_of(many, 20), "17 18 19 ");
+	int held[6];
+	CHECK_INT(protocol_hold_back(three, 6, held), 3);
+}
+
+/* Every held-back case comes up in the timed calls, however few, and the others are drawn too. */
+TEST(protocol_draw_case_reaches_the_held_back)
+{
+	int held[6] = { 0, 0, 0, 1, 1, 1 };
+	int trials[] = { 3, 4, 10, 40 };
+	for (size_t t = 0; t < sizeof(trials) / sizeof(trials[0]); t++)
+		for (int run = 0; run < 200; run++) {
+			int seen[6] = { 1, 1, 1, 0, 0, 0 }, drawn[6] = { 0 };
+			for (int i = 0; i < trials[t]; i++) {
+				int k = protocol_draw_case(held, seen, 6, trials[t] - i);
+				CHECK(k >= 0 && k < 6);
+				seen[k] = 1;
+				drawn[k]++;
+			}
+			CHECK(seen[3] && seen[4] && seen[5]);
+			if (trials[t] == 3)
+				CHECK(drawn[0] + drawn[1] + drawn[2] == 0);
+		}
+	/* nothing held back: uniform */
+	int none[6] = { 0 }, seen[6] = { 0 }, count[6] = { 0 };
+	for (int i = 0; i < 600; i++)
+		count[protocol_draw_case(none, seen, 6, 10)]++;
+	for (int k = 0; k < 6; k++)
+		CHECK(count[k] > 40);
+}
+
+/* The time on first sight: kept where a kernel is as fast on new cases as on known ones (noise
+ * only slows a call: the fastest first sight counts), the first sight's where it is over 1.25x. */
+TEST(protocol_first_sight_times_replays_on_new_cases)
+{
+	double ms[8] = { 1.0, 1.02, 0.98, 1.01, 1.0, 0.99, 1.03, 1.0 };
+	int first[8] = { 0, 1, 0, 0, 1, 0, 0, 1 };
+	double best;
+	int n, replay;
+	CHECK(protocol_first_sight(ms, first, 8, 1.0, &best, &n, &replay) == 1.0);
+	CHECK_INT(n, 3);
+	CHECK_INT(replay, 0);
+	CHECK(fabs(best - 0.99) < 1e-12 || fabs(best - 1.0) < 1e-12 || fabs(best - 1.02) < 1e-12);
+	ms[1] = 5.0; /* one slow first sight (noise): the fastest is 1.0 */
+	CHECK(protocol_first_sight(ms, first, 8, 1.0, &best, &n, &replay) == 1.0);
+	CHECK_INT(replay, 0);
+	double rp[8] = { 0.1, 1.0, 0.1, 0.1, 1.1, 0.1, 0.1, 1.05 }; /* replays but on first sight */
+	CHECK(protocol_first_sight(rp, first, 8, 0.1, &best, &n, &replay) == 1.0);
+	CHECK_INT(replay, 1);
+	int nofirst[8] = { 0 };
+	CHECK(protocol_first_sight(rp, nofirst, 8, 0.1, &best, &n, &replay) == 0.1);
+	CHECK_INT(n, 0);
+	CHECK_INT(replay, 0);
 }

@@ -5,7 +5,7 @@
 # speaks the judge's report channel: nonce on stdin, report on --report-fd), a fake
 # cutegen-baseline, a fake ncu, and the module file $M ($T/scale_shift.py). Needs T, CUTEGEN and REPO set.
 # Modes, read on each call: $T/mode (the fake reference's, see fake_reference.py) and
-# $T/runner.mode (pass, segv, hang). A kernel library holding the bytes FAKE_WRONG is judged
+# $T/runner.mode (pass, segv, hang, noheld, replay). A kernel library holding the bytes FAKE_WRONG is judged
 # incorrect (a model's wrong candidate in the loop). $T/runner.calls gets one line per judged
 # library (its path); one holding FAKE_SEGV crashes it as runner.mode segv does. The report's module.reference_intact (the runner's hash of the
 # reference's tensors) is true, or what $T/runner.intact says: false, or absent (no field); a
@@ -70,8 +70,14 @@ case "\$mode" in
 segv) echo "phase check case 0"; kill -SEGV \$\$ ;;
 hang) echo "phase timing"; exec sleep 600 ;;
 esac
+# the cases held back from the checks and first given in timed calls (runner.c, first_sight):
+# as the runner reports them; noheld: held back but no timed call on one (a patched runner);
+# replay: the kernel slower on them than on the cases it knew
+fs=',"first_sight":{"calls":3,"min_ms":0.05,"median_ms":0.05,"replay":false}'
+[ "\$mode" = noheld ] && fs=
+[ "\$mode" = replay ] && fs=',"first_sight":{"calls":3,"min_ms":0.05,"median_ms":0.01,"replay":true,"note":"replays"}'
 echo "phase report"
-printf '{"verdict":"pass","message":"","nonce":"%s","precision":"strict","module":{"truth":"fp64","cases":6,"tolerance":{"multiple":8,"ulps":4}%s},"checks":[{"ok":true,"output":"out","E":1e-8,"max_err_over_budget":0.25,"worst":{"index":[1,2],"got":1.5,"want":1.5000001,"budget":4e-7}}],"metrics":{"ms":0.05},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":4,"sampled_checks":0}},"runner_s":0.1}\n' "\$nonce" "\$ri" >/dev/fd/\$fd
+printf '{"verdict":"pass","message":"","nonce":"%s","precision":"strict","module":{"truth":"fp64","cases":6,"held_back_cases":[3,4,5],"tolerance":{"multiple":8,"ulps":4}%s},"checks":[{"ok":true,"output":"out","E":1e-8,"max_err_over_budget":0.25,"worst":{"index":[1,2],"got":1.5,"want":1.5000001,"budget":4e-7}}],"metrics":{"ms":0.05},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":4,"sampled_checks":0}%s},"runner_s":0.1}\n' "\$nonce" "\$ri" "\$fs" >/dev/fd/\$fd
 SH
 cat >"$T/bin/cutegen-baseline" <<SH
 #!/usr/bin/env bash

@@ -1,7 +1,12 @@
 // y = x * w + alpha * b for tests/gpu/modules_eval.sh/scale_shift.py. Variants by macro:
 // (none) correct; FORGET_B leaves out b (wrong); CACHE_BY_POINTER replays its last result when
 // called on the same input pointer (right on the first case only); MUTATE writes its input;
-// ROUND_FP16 rounds each result through fp16 (close, but not the strict fp32 contract).
+// ROUND_FP16 rounds each result through fp16 (close, but not the strict fp32 contract);
+// SLOW spins 20000 empty iterations per element (tens of microseconds a call, the result
+// unchanged); REPLAY (with SLOW) keeps the result of every case it is given, keyed by four input
+// values, and copies it back when it sees that case again: right on every call, and fast on
+// every case but the first sight of each (the runner times it on a case held back from the
+// checks, runner.c first_sight).
 #include <cutegen/kernel_abi.h>
 #include <cuda_fp16.h>
 
@@ -11,6 +16,27 @@ CUTEGEN_DECLARE_ABI();
 #ifdef CACHE_BY_POINTER
 __device__ float cache_[MAXN];
 static const void *last_x_ = nullptr;
+#endif
+#ifdef REPLAY
+#define SLOTS 16
+__device__ float rcache_[SLOTS][MAXN];
+__device__ float rkeys_[SLOTS][4];
+__device__ int rcount_;
+__device__ int rslot_; /* this call's: s >= 0 replays slot s, -1 - s computes into it */
+
+__global__ void replay_lookup(const float *x, long long n)
+{
+	float k[4] = { x[0], x[1], x[n / 2], x[n - 1] };
+	for (int s = 0; s < rcount_; s++)
+		if (rkeys_[s][0] == k[0] && rkeys_[s][1] == k[1] && rkeys_[s][2] == k[2] && rkeys_[s][3] == k[3]) {
+			rslot_ = s;
+			return;
+		}
+	int s = rcount_ < SLOTS ? rcount_++ : SLOTS - 1;
+	for (int j = 0; j < 4; j++)
+		rkeys_[s][j] = k[j];
+	rslot_ = -1 - s;
+}
 #endif
 
 __global__ void scale_shift(const float *x, const float *w, const float *b, float *y, long long n,
@@ -25,6 +51,13 @@ __global__ void scale_shift(const float *x, const float *w, const float *b, floa
 		return;
 	}
 #endif
+#ifdef REPLAY
+	int slot = rslot_;
+	if (slot >= 0) {
+		y[i] = rcache_[slot][i];
+		return;
+	}
+#endif
 	long long c = i % cols;
 #ifdef FORGET_B
 	float v = x[i] * w[c];
@@ -34,7 +67,15 @@ __global__ void scale_shift(const float *x, const float *w, const float *b, floa
 #ifdef ROUND_FP16
 	v = __half2float(__float2half_rn(v));
 #endif
+#ifdef SLOW
+#pragma unroll 1
+	for (int j = 0; j < 20000; j++)
+		asm volatile("" : "+f"(v));
+#endif
 	y[i] = v;
+#ifdef REPLAY
+	rcache_[-1 - slot][i] = v;
+#endif
 #ifdef CACHE_BY_POINTER
 	cache_[i] = v;
 #endif
@@ -56,6 +97,9 @@ CUTEGEN_KERNEL int cutegen_launch(const DLTensor *in, int nin, DLTensor *out, in
 #ifdef CACHE_BY_POINTER
 	replay = last_x_ == in[0].data;
 	last_x_ = in[0].data;
+#endif
+#ifdef REPLAY
+	replay_lookup<<<1, 1, 0, stream>>>((const float *)in[0].data, n);
 #endif
 	scale_shift<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(
 		(const float *)in[0].data, (const float *)in[1].data, (const float *)in[2].data,
