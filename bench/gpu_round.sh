@@ -12,7 +12,8 @@
 #   suites/            bench/builtin_suite.sh over $SUITES (default "llm hopper kb1"), one deadline per
 #                      suite in SUITE_DEADLINES (seconds), then suite_torch.py on each (suites.log)
 #   modeval.log        the evaluation of modules that do not lower: tests/gpu/modules_prepare.py,
-#                      modules_eval.sh, module_kernels.sh (those present in the tree)
+#                      modules_eval.sh, module_kernels.sh (those present in the tree; MODEVAL_SCRIPTS
+#                      names others)
 #   classes/           bench/class_table.sh (issue 20's workload classes: builtin vs cuBLASLt, eager,
 #                      torch.compile) under CLASSES_BUDGET seconds
 #   mkernels/          tests/gpu/module_kernels.sh: every hand-written module kernel's verdict (NO_TORCH),
@@ -88,7 +89,7 @@ for s in ${STEPS:-tests ab modules torch}; do
              rm -rf "$OUT/suites/evals"; tar -czf "$OUT/suites.tgz" --exclude="*.so" --exclude="*.o" -C "$OUT" suites && rm -rf "$OUT/suites" ;;
     modeval) : >"$OUT/modeval.log"
              [ -f tests/gpu/modules_prepare.py ] && timeout "$(lim 120)" python3 tests/gpu/modules_prepare.py >>"$OUT/modeval.log" 2>&1
-             for sc in tests/gpu/modules_eval.sh tests/gpu/module_kernels.sh; do
+             for sc in ${MODEVAL_SCRIPTS:-tests/gpu/modules_eval.sh tests/gpu/module_kernels.sh}; do
                  [ -f "$sc" ] && BUILD=build OUT="$OUT" timeout "$(lim 240)" bash "$sc" >>"$OUT/modeval.log" 2>&1
              done
              grep -c '^ok' "$OUT/modeval.log"; grep '^not ok\|passed, ' "$OUT/modeval.log" | head -30 ;;
