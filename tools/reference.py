@@ -129,6 +129,10 @@ def tensor_info(torch, name, t, role=None, kind="inputs"):
         raise Fail(kind,
                    "tensor '%s' is %s, which no kernel here takes (tensors are %s): convert it "
                    "in get_inputs() or in the module" % (name, dt, ", ".join(DTYPES.values())))
+    if role is None and numel(t) == 0:  # forward's tensors and its outputs, not an empty buffer
+        raise Fail(kind,
+                   "tensor '%s' has no elements (shape %s): there is no work to time; give "
+                   "get_inputs() tensors with elements" % (name, list(t.shape)))
     d = {"name": name, "shape": [int(s) for s in t.shape], "dtype": dt}
     if role:
         d["role"] = role

@@ -103,6 +103,7 @@ err_case "no get_inputs" "$M/bad/no_get_inputs.py" 3 "has no function get_inputs
 err_case "get_inputs returns a string" "$M/bad/inputs_string.py" 3 "item 1 ('mode') is a str.*must be tensors"
 err_case "forward returns a number" "$M/bad/returns_number.py" 3 "forward returned float, not a tensor.*\[output\]"
 err_case "a complex input: kind inputs, names the dtypes kernels take" "$M/bad/complex_input.py" 3 "tensor 'x' is complex64, which no kernel here takes (tensors are fp32, fp16, bf16.*\[inputs\]"
+err_case "an input with no elements: kind inputs, says there is no work to time" "$M/bad/empty_input.py" 3 "tensor 'x' has no elements (shape \[0, 64\]): there is no work to time.*\[inputs\]"
 err_case "forward drawing random numbers: not deterministic, says what to change" "$M/bad/random_forward.py" 3 "forward is not deterministic: called twice on the same inputs, output 'out' differs by up to.*draw no random numbers in forward.*\[forward\]"
 err_case "the reference process SIGKILLed (as by the OOM killer): says memory ran out, where it runs" "$M/bad/killed.py" 3 "was killed (SIGKILL) before describing it; the kernel's out-of-memory killer.*at full size (on the GPU where PyTorch sees one, else on the CPU)"
 C task show "$M/prepare/int_dim.py"; rc=$?
