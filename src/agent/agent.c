@@ -24,6 +24,8 @@
 #include "util/sha256.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -88,8 +90,14 @@ struct agent {
 	struct builtin_tried *tried;
 	int ntried;
 	size_t tried_alloc;
-	int prebuilt_stage;   /* the stage whose candidates were compiled ahead, in parallel */
-	char prebuild_phase[80]; /* the status line's phase while they compile (outlives the event) */
+	int prebuilt_stage;   /* the stage whose candidates are compiled ahead, in parallel */
+	char prebuild_phase[96]; /* the status line's phase while a node waits (outlives the event) */
+	/* compile-ahead (prebuild_start): the stage's candidates, compiled in the background by
+	 * a manager process (pre_pid) that reports each one built on a pipe (pre_fd) */
+	struct builtin_config pre_cfg[BUILTIN_STAGE_CANDIDATES_MAX];
+	int pre_done[BUILTIN_STAGE_CANDIDATES_MAX];
+	int pre_n, pre_fd;
+	pid_t pre_pid;
 
 	struct agent_totals totals;
 	enum agent_stop stop;
@@ -508,11 +516,14 @@ struct agent *agent_new(const struct task *t, struct store *s, struct llm *llm,
 	return a;
 }
 
+static void prebuild_stop(struct agent *a);
+
 void agent_free(struct agent *a)
 {
 	if (!a)
 		return;
 	reference_keep_release(&a->ref_keep); /* no reference process outlives the run */
+	prebuild_stop(a);
 	builtin_space_release(&a->bsp);
 	free(a->tried);
 	stage_machine_release(&a->sm);
@@ -1076,19 +1087,64 @@ static int build_prompt(struct agent *a, const char *kind, const char *kernel,
 	return rc;
 }
 
-/*
- * Compiles the current stage's candidates ahead, several nvcc at once (forked children that
- * fill the compile cache): a stage's candidates do not depend on each other's times, and the
- * evaluations that follow are then cache hits. Failures are left for the node to report.
- * Only as many as the iteration budget has nodes left (the walk tries them in this order):
- * with --iters 3, a stage of six compiled whole cost each of a suite's runs three compiles of
- * candidates it never judged, on cores the other runs were compiling on.
- */
-static double prebuild(struct agent *a)
+/* The compile of candidate c into the build cache, in this (child) process. */
+static void prebuild_one(struct agent *a, const struct builtin_config *c)
 {
-	double t0 = now_s();
-	struct builtin_config c[BUILTIN_STAGE_CANDIDATES_MAX];
-	int n = builtin_pending(&a->bsp, a->task, a->tried, a->ntried, c);
+	struct strbuf src = STRBUF_INIT;
+	struct policy_report pol = POLICY_REPORT_INIT;
+	struct build_result br = BUILD_RESULT_INIT;
+	char *err = NULL;
+	builtin_render(&a->bsp, a->task, c, &src);
+	build_checked(&a->o.build, src.buf, src.len, &pol, &br, &err);
+}
+
+/* The manager process: compiles pre_cfg[0..pre_n) in order, `jobs` child processes at once,
+ * writing each one's index to fd once it has ended; exits when all have. */
+static void prebuild_manager(struct agent *a, long jobs, int fd)
+{
+	pid_t pid[BUILTIN_STAGE_CANDIDATES_MAX];
+	int next = 0, running = 0;
+	while (next < a->pre_n || running > 0) {
+		while (next < a->pre_n && running < jobs) {
+			pid[next] = fork();
+			if (pid[next] == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile dies with its manager */
+				prebuild_one(a, &a->pre_cfg[next]);
+				_exit(0);
+			}
+			if (pid[next] < 0) { /* no process: the node compiles it itself */
+				unsigned char b = (unsigned char)next;
+				(void)!write(fd, &b, 1);
+			} else {
+				running++;
+			}
+			next++;
+		}
+		pid_t w = waitpid(-1, NULL, 0); /* the manager's own children only */
+		if (w < 0)
+			break;
+		running--;
+		for (int i = 0; i < next; i++)
+			if (pid[i] == w) {
+				unsigned char b = (unsigned char)i;
+				(void)!write(fd, &b, 1);
+			}
+	}
+}
+
+/*
+ * Compile-ahead: the candidates the walk has left in this stage (within the iterations left)
+ * are compiled in the background by a manager process, at most CUTEGEN_BUILD_JOBS (or one per
+ * processor, up to 16) at once, in the order they will be tried; each node waits only for its
+ * own (prebuild_wait) and finds it in the build cache, so the first is measured as soon as it
+ * is built while the others compile, through the evaluations too. (A walk capped in time, a
+ * class table's or a suite's, used to measure only the few candidates of a stage that had all
+ * compiled before the first was measured.) An earlier stage's manager is stopped.
+ */
+static void prebuild_start(struct agent *a)
+{
+	prebuild_stop(a);
+	int n = builtin_pending(&a->bsp, a->task, a->tried, a->ntried, a->pre_cfg);
 	int left = a->o.iters - a->totals.nodes; /* this node included */
 	if (n > left)
 		n = left;
@@ -1098,37 +1154,76 @@ static double prebuild(struct agent *a)
 		jobs = strtol(e, NULL, 10);
 	if (jobs > 16)
 		jobs = 16;
-	if (n < 2 || jobs < 2)
-		return 0;
-	char *t = xasprintf("compiling the %d candidates of this stage, %ld at a time", n,
-			    jobs < n ? jobs : n);
+	int fds[2];
+	if (n < 2 || jobs < 2 || pipe2(fds, O_CLOEXEC))
+		return;
+	a->pre_n = n;
+	for (int i = 0; i < n; i++)
+		a->pre_done[i] = 0;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fds[0]);
+		prebuild_manager(a, jobs, fds[1]);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		a->pre_n = 0;
+		return;
+	}
+	a->pre_pid = pid;
+	a->pre_fd = fds[0];
+	char *t = xasprintf("compiling the %d candidates of this stage in the background, %ld at a "
+			    "time, each measured once it is built", n, jobs < n ? jobs : n);
 	emit(a, AGENT_EV_INFO, t, NULL);
 	free(t);
-	snprintf(a->prebuild_phase, sizeof(a->prebuild_phase), "compiling the stage's %d "
-		 "candidates ahead, %ld at a time", n, jobs < n ? jobs : n);
+}
+
+/* Waits until the compile-ahead of candidate c has ended; the seconds waited. */
+static double prebuild_wait(struct agent *a, const struct builtin_config *c)
+{
+	double t0 = now_s();
+	int i = 0;
+	while (i < a->pre_n && memcmp(a->pre_cfg[i].v, c->v, sizeof(c->v)))
+		i++;
+	if (i == a->pre_n || a->pre_done[i])
+		return 0;
+	int busy = 0;
+	for (int j = 0; j < a->pre_n; j++)
+		busy += !a->pre_done[j];
+	snprintf(a->prebuild_phase, sizeof(a->prebuild_phase),
+		 "waiting for this candidate's compile (%d of the stage's %d not yet built)", busy,
+		 a->pre_n);
 	emit(a, AGENT_EV_PHASE, a->prebuild_phase, NULL);
-	fflush(NULL);
-	int running = 0;
-	for (int i = 0; i < n; i++) {
-		if (running == jobs && waitpid(-1, NULL, 0) > 0)
-			running--;
-		pid_t pid = fork();
-		if (pid == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile dies with its run */
-			struct strbuf src = STRBUF_INIT;
-			struct policy_report pol = POLICY_REPORT_INIT;
-			struct build_result br = BUILD_RESULT_INIT;
-			char *err = NULL;
-			builtin_render(&a->bsp, a->task, &c[i], &src);
-			build_checked(&a->o.build, src.buf, src.len, &pol, &br, &err);
-			_exit(0);
+	while (!a->pre_done[i]) {
+		unsigned char b;
+		ssize_t r = read(a->pre_fd, &b, 1);
+		if (r == 1 && b < a->pre_n) {
+			a->pre_done[b] = 1;
+		} else if (r < 0 && errno == EINTR) {
+			continue;
+		} else { /* the manager is gone: the node compiles what is left itself */
+			for (int j = 0; j < a->pre_n; j++)
+				a->pre_done[j] = 1;
 		}
-		if (pid > 0)
-			running++;
 	}
-	while (running > 0 && waitpid(-1, NULL, 0) > 0)
-		running--;
 	return now_s() - t0;
+}
+
+/* The compile-ahead ends now (a new stage, or the run is over): its manager and the compiles
+ * it runs are stopped. */
+static void prebuild_stop(struct agent *a)
+{
+	if (a->pre_pid > 0) {
+		kill(a->pre_pid, SIGKILL); /* its compiles die with it (PR_SET_PDEATHSIG) */
+		waitpid(a->pre_pid, NULL, 0);
+		close(a->pre_fd);
+	}
+	a->pre_pid = 0;
+	a->pre_n = 0;
 }
 
 /*
@@ -1226,8 +1321,9 @@ static int builtin_node(struct agent *a, struct store_node *n, struct strbuf *sr
 	a->totals.planned = a->ntried + 1 + walk_left(a, &cfg);
 	if (stage != a->prebuilt_stage) {
 		a->prebuilt_stage = stage;
-		n->compile_ahead_s = prebuild(a);
+		prebuild_start(a);
 	}
+	n->compile_ahead_s = prebuild_wait(a, &cfg);
 	a->step++;
 	n->kind = xstrdup(a->best_src ? "optimize" : "generate");
 	n->parent = a->cur_node;

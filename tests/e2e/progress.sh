@@ -25,7 +25,9 @@ mkdir -p "$T/bin"
 cat >"$T/bin/nvcc" <<SH
 #!/usr/bin/env bash
 [ "\$1" = --version ] && { echo "Cuda compilation tools, release 13.0, V13.0.48 (fake)"; exit 0; }
+s=\$(date +%s.%N)
 sleep "\$(cat "$T/nvcc.sleep" 2>/dev/null || echo 0.3)"
+echo "nvcc \$s \$(date +%s.%N)" >>"$T/times"
 while [ \$# -gt 0 ]; do [ "\$1" = -o ] && { : >"\$2"; exit 0; }; shift; done
 exit 1
 SH
@@ -36,6 +38,7 @@ cat >"$T/bin/cutegen-runner" <<SH
 fd=
 while [ \$# -gt 0 ]; do [ "\$1" = --report-fd ] && fd=\$2; shift; done
 read -r nonce
+echo "runner \$(date +%s.%N)" >>"$T/times"
 sleep 0.3
 echo "phase report"
 printf '{"verdict":"pass","message":"","nonce":"%s","metrics":{"ms":0.05,"speedup_vs_baseline":1.0,"roofline_fraction":0.6},"confined":true,"timing":{"trials":4,"timed_calls":{"enabled":true,"inputs_regenerated":true,"full_checks":3,"sampled_checks":1}},"runner_s":0.3}\n' "\$nonce" >/dev/fd/\$fd
@@ -68,12 +71,21 @@ check "build --quiet on a terminal: no progress line" '! grep -aq "compiling" "$
 
 # ---- run: node k/N of the walk ----
 echo 0.2 >"$T/nvcc.sleep"
+: >"$T/times"
 tty "$C run \"$TASK\" --backend builtin --cache-dir \"$T/r1\" --out \"$T/run\"" "$T/r_tty"
 tr '\r' '\n' <"$T/r_tty" | grep -ao 'node [0-9]*/[0-9]*' | sort -u >"$T/r_nodes"
 check "run status line: node k/10 (the walk's 10 candidates), never k/64 nor past 10 ($(tr '\n' ' ' <"$T/r_nodes"))" \
     'grep -q "node 1/10" "$T/r_nodes" && grep -q "node 10/10" "$T/r_nodes" && ! grep -q "/64" "$T/r_nodes" && ! grep -q "node 1[1-9]/" "$T/r_nodes"'
-check "run status line: says when it compiles a stage's candidates ahead" \
-    'grep -aq "compiling the stage.s 8 candidates ahead, 2 at a time" "$T/r_tty"'
+# the stage's candidates compile in the background while the first are evaluated (before
+# 2026-12-05 a node waited for the whole stage's compiles)
+check "run: evaluations start while the stage's other candidates still compile" \
+    'python3 -c "
+import sys
+c = [tuple(map(float, l.split()[1:])) for l in open(sys.argv[1]) if l.startswith(\"nvcc\")]
+r = [float(l.split()[1]) for l in open(sys.argv[1]) if l.startswith(\"runner\")]
+sys.exit(0 if any(s < t < e for t in r for s, e in c) else 1)" "$T/times"'
+check "run status line: says when a node waits for its candidate's compile (the stage's compiled in the background)" \
+    'grep -aq "waiting for this candidate.s compile (8 of the stage.s 8 not yet built)" "$T/r_tty"'
 
 # ---- suite: an honest ETA ----
 printf '%s\n' "$TASK" "$TASK" "$TASK" >"$T/list.txt"
