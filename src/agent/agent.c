@@ -1135,8 +1135,8 @@ static void prebuild_manager(struct agent *a, long jobs, int fd)
 /*
  * Compile-ahead: the candidates the walk has left in this stage (within the iterations left)
  * are compiled in the background by a manager process, at most CUTEGEN_BUILD_JOBS (or one per
- * processor, up to 16) at once, in the order they will be tried; each node waits only for its
- * own (prebuild_wait) and finds it in the build cache, so the first is measured as soon as it
+ * processor but one, at least 2, up to 16) at once, in the order they will be tried; each node
+ * waits only for its own (prebuild_wait) and finds it in the build cache, so the first is measured as soon as it
  * is built while the others compile, through the evaluations too. (A walk capped in time, a
  * class table's or a suite's, used to measure only the few candidates of a stage that had all
  * compiled before the first was measured.) An earlier stage's manager is stopped.
@@ -1148,7 +1148,11 @@ static void prebuild_start(struct agent *a)
 	int left = a->o.iters - a->totals.nodes; /* this node included */
 	if (n > left)
 		n = left;
-	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	/* one processor left for the evaluations the compiles now run beside (the judge's host
+	 * clock), but at least two compiles */
+	long jobs = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	if (jobs < 2)
+		jobs = 2;
 	const char *e = getenv("CUTEGEN_BUILD_JOBS");
 	if (e && *e)
 		jobs = strtol(e, NULL, 10);
