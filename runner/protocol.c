@@ -111,8 +111,8 @@ int protocol_hold_back(const int *group, int ncases, int *held)
 		int last = group[k] != k;
 		for (int j = k + 1; j < ncases && last; j++)
 			last = group[j] != group[k];
-		held[k] = last;
-		n += last;
+		held[k] = last && n < 3;
+		n += held[k];
 	}
 	for (int k = ncases - 1; k > 0 && n < want; k--)
 		if (!held[k] && group[k] != k) {
@@ -150,6 +150,7 @@ double protocol_first_sight(const double *ms, const int *first, int n, double wo
 			*best = fmin(*best, ms[i]);
 			(*nfirst)++;
 		}
-	*replay = *nfirst > 0 && *best > 1.25 * worst;
+	/* one first sight (3 cases or fewer) is one call's noise too: then 2x */
+	*replay = *nfirst > 0 && *best > (*nfirst > 1 ? 1.25 : 2.0) * worst + PROTOCOL_FIRST_SLACK_MS;
 	return *replay ? *best : worst;
 }

@@ -67,10 +67,12 @@ int protocol_draw_case(const int *held, const int *seen, int ncases, int left);
 /*
  * The time of n timed calls whose statistic is `worst`, first[i] marking the calls on a case the
  * kernel had not been given before: `worst` unless the fastest of those (*best) is over 1.25x
- * it (a kernel that replays what it stored for the cases it knows: what the work takes shows on
- * first sight; the fastest, so that noise, which only slows a call, cannot move an honest time),
+ * it (2x when there is one such call: one call's noise) plus PROTOCOL_FIRST_SLACK_MS (a kernel
+ * that replays what it stored for the cases it knows: what the work takes shows on first
+ * sight; the fastest, so that noise, which only slows a call, does not move an honest time),
  * then *best. *nfirst: how many such calls (0: `worst`, *best infinite); *replay: 1 when *best.
  */
+#define PROTOCOL_FIRST_SLACK_MS 0.005 /* launch jitter of a call of a few microseconds */
 double protocol_first_sight(const double *ms, const int *first, int n, double worst, double *best,
 			    int *nfirst, int *replay);
 

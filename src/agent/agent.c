@@ -1106,9 +1106,12 @@ static void prebuild_manager(struct agent *a, long jobs, int fd)
 	int next = 0, running = 0;
 	while (next < a->pre_n || running > 0) {
 		while (next < a->pre_n && running < jobs) {
+			pid_t manager = getpid();
 			pid[next] = fork();
 			if (pid[next] == 0) {
-				prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile dies with its manager */
+				/* a compile dies with its manager (even if it died before this) */
+				if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != manager)
+					_exit(0);
 				prebuild_one(a, &a->pre_cfg[next]);
 				_exit(0);
 			}
@@ -1165,9 +1168,11 @@ static void prebuild_start(struct agent *a)
 	for (int i = 0; i < n; i++)
 		a->pre_done[i] = 0;
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(0);
 		close(fds[0]);
 		prebuild_manager(a, jobs, fds[1]);
 		_exit(0);
@@ -1748,7 +1753,9 @@ int agent_run(struct agent *a, char **err)
 			break;
 		}
 	/* the loop is over: the kept reference ends here, while the caller's signal handlers
-	 * (a second ^C kills it, reference_kill_all) are still in place */
+	 * (a second ^C kills it, reference_kill_all) are still in place; so do the compiles of a
+	 * stage the walk did not finish (a wall limit, ^C) */
 	reference_keep_drop(&a->ref_keep);
+	prebuild_stop(a);
 	return rc;
 }

@@ -154,6 +154,8 @@ TEST(protocol_hold_back_cases)
 	CHECK_STR(held_of(same, 2), "1 ");
 	int four[] = { 0, 1, 2, 0 };
 	CHECK_STR(held_of(four, 4), "3 ");
+	int twotwo[] = { 0, 1, 0, 1 }; /* module and normal, twice */
+	CHECK_STR(held_of(twotwo, 4), "2 3 ");
 	int many[20];
 	for (int k = 0; k < 20; k++)
 		many[k] = k % 3;
@@ -206,6 +208,18 @@ TEST(protocol_first_sight_times_replays_on_new_cases)
 	double rp[8] = { 0.1, 1.0, 0.1, 0.1, 1.1, 0.1, 0.1, 1.05 }; /* replays but on first sight */
 	CHECK(protocol_first_sight(rp, first, 8, 0.1, &best, &n, &replay) == 1.0);
 	CHECK_INT(replay, 1);
+	/* one first sight: 2x, one call's noise (1.5x) is not a replay, 3x is */
+	int one[8] = { 0, 1, 0, 0, 0, 0, 0, 0 };
+	double jit[8] = { 1.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0 };
+	CHECK(protocol_first_sight(jit, one, 8, 1.0, &best, &n, &replay) == 1.0);
+	CHECK_INT(replay, 0);
+	jit[1] = 3.0;
+	CHECK(protocol_first_sight(jit, one, 8, 1.0, &best, &n, &replay) == 3.0);
+	CHECK_INT(replay, 1);
+	/* a call of microseconds: launch jitter (the slack) is no replay */
+	double tiny[8] = { 0.003, 0.006, 0.003, 0.003, 0.006, 0.003, 0.003, 0.006 };
+	CHECK(protocol_first_sight(tiny, first, 8, 0.003, &best, &n, &replay) == 0.003);
+	CHECK_INT(replay, 0);
 	int nofirst[8] = { 0 };
 	CHECK(protocol_first_sight(rp, nofirst, 8, 0.1, &best, &n, &replay) == 0.1);
 	CHECK_INT(n, 0);
