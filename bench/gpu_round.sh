@@ -12,8 +12,8 @@
 #   suites/            bench/builtin_suite.sh over $SUITES (default "llm hopper kb1"), one deadline per
 #                      suite in SUITE_DEADLINES (seconds), then suite_torch.py on each (suites.log)
 #   modeval.log        the evaluation of modules that do not lower: tests/gpu/modules_prepare.py,
-#                      modules_eval.sh, module_kernels.sh (those present in the tree; MODEVAL_SCRIPTS
-#                      names others)
+#                      modules_eval.sh, module_kernels.sh (those present in the tree;
+#                      MODEVAL_SCRIPTS names others)
 #   classes/           bench/class_table.sh (issue 20's workload classes: builtin vs cuBLASLt, eager,
 #                      torch.compile) under CLASSES_BUDGET seconds
 #   mkernels/          tests/gpu/module_kernels.sh: every hand-written module kernel's verdict (NO_TORCH),

@@ -1136,13 +1136,15 @@ static void prebuild_manager(struct agent *a, long jobs, int fd)
 }
 
 /*
- * Compile-ahead: the candidates the walk has left in this stage (within the iterations left)
- * are compiled in the background by a manager process, at most CUTEGEN_BUILD_JOBS (or one per
- * processor but one, at least 2, up to 16) at once, in the order they will be tried; each node
- * waits only for its own (prebuild_wait) and finds it in the build cache, so the first is measured as soon as it
- * is built while the others compile, through the evaluations too. (A walk capped in time, a
- * class table's or a suite's, used to measure only the few candidates of a stage that had all
- * compiled before the first was measured.) An earlier stage's manager is stopped.
+ * Compile-ahead: the candidates the walk has left in this stage are compiled in the background
+ * by a manager process, at most CUTEGEN_BUILD_JOBS (or one per processor but one, at least 2,
+ * up to 16) at once, in the order they will be tried; each node waits only for its own
+ * (prebuild_wait) and finds it in the build cache, so the first is measured as soon as it is
+ * built while the others compile, through the evaluations too. (A walk capped in time, a class
+ * table's or a suite's, used to measure only the few candidates of a stage that had all
+ * compiled before the first was measured.) Only as many as the iteration budget has nodes left:
+ * a suite's runs at --iters 3 compiled whole stages they never judged, on shared cores. An
+ * earlier stage's manager is stopped.
  */
 static void prebuild_start(struct agent *a)
 {
