@@ -11,7 +11,8 @@
 #                      tasks), 20 s later ^C again (running tasks stopped, the summary written)
 #   suites/            bench/builtin_suite.sh over $SUITES (default "llm hopper kb1"), one deadline per
 #                      suite in SUITE_DEADLINES (seconds), then suite_torch.py on each (suites.log)
-#   modeval.log        the evaluation of modules that do not lower: tests/gpu/modules_prepare.py,
+#   modeval.log        the evaluation of modules that do not lower: tests/gpu/modules_prepare.py
+#                      (its default modules, or MODEVAL_PREPARE's files),
 #                      modules_eval.sh, module_kernels.sh (those present in the tree;
 #                      MODEVAL_SCRIPTS names others)
 #   classes/           bench/class_table.sh (issue 20's workload classes: builtin vs cuBLASLt, eager,
@@ -88,7 +89,7 @@ for s in ${STEPS:-tests ab modules torch}; do
              done
              rm -rf "$OUT/suites/evals"; tar -czf "$OUT/suites.tgz" --exclude="*.so" --exclude="*.o" -C "$OUT" suites && rm -rf "$OUT/suites" ;;
     modeval) : >"$OUT/modeval.log"
-             [ -f tests/gpu/modules_prepare.py ] && timeout "$(lim 120)" python3 tests/gpu/modules_prepare.py >>"$OUT/modeval.log" 2>&1
+             [ -f tests/gpu/modules_prepare.py ] && timeout "$(lim 120)" python3 tests/gpu/modules_prepare.py ${MODEVAL_PREPARE:-} >>"$OUT/modeval.log" 2>&1
              for sc in ${MODEVAL_SCRIPTS:-tests/gpu/modules_eval.sh tests/gpu/module_kernels.sh}; do
                  [ -f "$sc" ] && BUILD=build OUT="$OUT" timeout "$(lim 240)" bash "$sc" >>"$OUT/modeval.log" 2>&1
              done

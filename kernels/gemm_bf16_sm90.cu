@@ -613,18 +613,32 @@ void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 				if (!smem.split_last[mma_wg])
 					continue;
 				__threadfence();  // the other units' partials, after their counts
+				// The S partials of each element re-read from L2 (this unit's too: it
+				// is in W) and added in order of s from zero, the second kernel's
+				// sums. The loads of kChunk elements are issued before any add waits,
+				// split after split: one L2 latency per split and chunk. One element's
+				// S loads after another's (each load awaited by its add) was one L2
+				// latency per element and split: on the H100, 0.17-0.43x cuBLASLt
+				// where the second kernel gave 0.73-0.87x
 				int64_t slot = int64_t(L) * M * N;  // W[s+1] - W[s]
+				constexpr int kChunk = 16;
+				static_assert(decltype(size(tCrC))::value % kChunk == 0,
+					      "gemm_sm90: accumulators in chunks of 16");
 				CUTE_UNROLL
-				for (int i = 0; i < size(tCrC); ++i) {
-					int gm = m0 + int(get<0>(tCcC(i)));
-					int gn = n0 + int(get<1>(tCcC(i)));
-					if (gm >= int(M) || gn >= int(N))
-						continue;
-					float const *p = raw_pointer_cast(&tCgW(i)) - s * slot;
-					float acc = 0.0f;
-					for (int r = 0; r < splits; ++r)  // L2, not a stale L1 line
-						acc += r == s ? tCrC(i) : __ldcg(p + r * slot);
-					tCrC(i) = acc;
+				for (int i0 = 0; i0 < size(tCrC); i0 += kChunk) {
+					CUTE_UNROLL
+					for (int i = i0; i < i0 + kChunk; ++i)
+						tCrC(i) = 0.0f;
+					for (int r = 0; r < splits; ++r) {
+						CUTE_UNROLL
+						for (int i = i0; i < i0 + kChunk; ++i) {
+							int gm = m0 + int(get<0>(tCcC(i)));
+							int gn = n0 + int(get<1>(tCcC(i)));
+							if (gm < int(M) && gn < int(N))  // L2, not a stale L1 line
+								tCrC(i) += __ldcg(raw_pointer_cast(&tCgW(i)) +
+										  (r - s) * slot);
+						}
+					}
 				}
 			}
 		}

@@ -824,6 +824,17 @@ static void sm90_start(const struct builtin_space *sp, const struct task *t,
 		if (wave_fill(sm90_tiles(t, 64, 128)) > 1.4 * wave_fill(sm90_tiles(t, 128, 128)))
 			set_value(sp, cfg, "CG_P_BM", "64");
 	} else {
+		if (dtype_size(t->in_dtype) == 2 && t->k <= 1024 &&
+		    find_param(sp, "CG_P_PINGPONG", strlen("CG_P_PINGPONG")) >= 0) {
+			/* 16-bit at short K (a transformer MLP's K = 768 or 1024): the epilogue is
+			 * as long as the main loop, so 128 x 128 in ping-pong, one warpgroup's
+			 * main loop in the other's epilogue. On the H100 at 6144 x 3072 x 768, B
+			 * col, in one run each (bench/results/2026-12-06_h100_session31.json):
+			 * bias + GELU(tanh) 0.68x -> 0.74x cuBLASLt, the plain GEMM 0.64x (its
+			 * 128 x 256 start) -> 0.70x; at K = 4096 it lost (0.91x -> 0.79x) */
+			set_value(sp, cfg, "CG_P_BN", "128");
+			set_value(sp, cfg, "CG_P_PINGPONG", "1");
+		}
 		return;
 	}
 	sm90_start_split(sp, t, cfg);

@@ -727,7 +727,8 @@ TEST(builtin_sm90_small_m_tiles)
 /* Ping-pong (CG_P_PINGPONG = 1: two MMA warpgroups on tiles of their own, one's main loop in
  * the other's epilogue) is tried in the tile stage where one warpgroup holds a tile's
  * accumulators (BM x BN up to 128 x 128, 64 x 128 for fp8), one CTA an SM, persistent, not
- * with the last-unit reduction at 128 rows (its sums spill); never the start. */
+ * with the last-unit reduction at 128 rows (its sums spill); the start of 16-bit GEMMs whose
+ * tiles fill the GPU at K <= 1024 only. */
 TEST(builtin_sm90_pingpong)
 {
 	struct builtin_space sp;
@@ -751,10 +752,28 @@ TEST(builtin_sm90_pingpong)
 	t->epi_bias = 1;
 	t->epi_act = ACT_GELU_TANH;
 	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=128 CG_P_BK=64");
-	CHECK_HAS(sb.buf, "CG_P_PINGPONG=0");
+	CHECK_HAS(sb.buf, "CG_P_PERSISTENT=1");
+	CHECK_HAS(sb.buf, "CG_P_CTAS=1 CG_P_REDUCE=0 CG_P_PINGPONG=1");
 	strbuf_reset(&sb);
 	walk_all(&sp, t, &sb);
-	CHECK(lines_with_both(sb.buf, "CG_P_BM=128 CG_P_BN=128 CG_P_BK=64", "CG_P_PINGPONG=1") > 0);
+	CHECK(lines_with_both(sb.buf, "CG_P_BM=128 CG_P_BN=128 CG_P_BK=64", "CG_P_PINGPONG=0") > 0);
+	/* the plain GEMM at K = 768 too (128 x 128, not the declared 128 x 256); K = 2048, fp8
+	 * and tf32 at K = 768 do not start in ping-pong; nor does small M (split-K start) */
+	t->epi_bias = 0;
+	t->epi_act = ACT_NONE;
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=128 CG_P_BK=64");
+	CHECK_HAS(sb.buf, "CG_P_PINGPONG=1");
+	t->k = 2048;
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_BM=128 CG_P_BN=256");
+	CHECK_HAS(sb.buf, "CG_P_PINGPONG=0");
+	t->k = 768;
+	t->m = 256;
+	CHECK_HAS(start_of(&sp, t, &sb), "CG_P_PINGPONG=0");
+	t->m = 6144;
+	struct task *f8k = task_dup(task_builtin("hopper/gemm_fp8_8192"));
+	f8k->m = 6144, f8k->n = 3072, f8k->k = 768;
+	CHECK_HAS(start_of(&sp, f8k, &sb), "CG_P_PINGPONG=0");
+	task_free(f8k);
 	/* decode M = 128, split-K start: ping-pong with the last-unit reduction only at 64 rows */
 	t->epi_bias = 0;
 	t->epi_act = ACT_NONE;
