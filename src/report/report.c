@@ -869,8 +869,15 @@ static void suite_torch_html(struct strbuf *out, const struct report_task *t, si
 void report_task_why(struct strbuf *out, const struct report_task *t)
 {
 	const struct run_history *h = t->run;
-	if (h && h->best_node)
+	if (h && h->best_node) {
+		/* stopped before its end (a suite interrupted, a worker lost): why, and that the
+		 * figures are those of the best kernel before the stop */
+		if (t->status && !strcmp(t->status, "failed") && t->message && *t->message) {
+			report_text_clean(out, t->message, CAP_LINE);
+			strbuf_addstr(out, " (the figures: its best kernel before that)");
+		}
 		return;
+	}
 	size_t from = out->len;
 	if (t->message && *t->message) {
 		report_text_clean(out, t->message, CAP_LINE);

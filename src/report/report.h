@@ -43,8 +43,9 @@ struct report_task {
 
 /*
  * Why a task has no correct kernel, in a line (appended to out): the suite's message, else the
- * run's stop reason and its last failed node's verdict and message, else the error. Nothing
- * when it has a correct kernel.
+ * run's stop reason and its last failed node's verdict and message, else the error. With a
+ * correct kernel, nothing, unless the suite marked the task failed (stopped before its end):
+ * then its message and that the figures are the best kernel's before the stop.
  */
 void report_task_why(struct strbuf *out, const struct report_task *t);
 

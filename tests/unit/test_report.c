@@ -50,6 +50,32 @@ TEST(report_fast_p_counts_correct_and_faster)
 	CHECK(report_fast_p(sp, 0, 1) == 0);
 }
 
+/* A task with a correct kernel says nothing in "why it failed", unless the suite marked it
+ * failed (stopped at the suite's interruption): then the suite's message, and that its figures
+ * are those of its best kernel before the stop. */
+TEST(report_task_why_of_a_stopped_task_with_a_kernel)
+{
+	struct store_node node = { 0 };
+	struct run_history h = { 0 };
+	h.nodes = &node;
+	h.n = 1;
+	h.best_node = &node;
+	struct report_task t = { .run = &h, .status = "done" };
+	struct strbuf sb = STRBUF_INIT;
+	report_task_why(&sb, &t);
+	CHECK_INT((int)sb.len, 0);
+	t.status = "failed";
+	t.message = "stopped: the suite was interrupted twice";
+	report_task_why(&sb, &t);
+	CHECK_STR(sb.buf, "stopped: the suite was interrupted twice (the figures: its best kernel "
+			  "before that)");
+	strbuf_reset(&sb);
+	h.best_node = NULL; /* no correct kernel: the message alone */
+	report_task_why(&sb, &t);
+	CHECK_STR(sb.buf, "stopped: the suite was interrupted twice");
+	strbuf_release(&sb);
+}
+
 TEST(store_migrates_v1_to_v2_and_keeps_profiles)
 {
 	char *dir = xasprintf("%s/run", test_tmpdir());
