@@ -312,12 +312,19 @@ __global__ void splitk_reduce(int M, int N, int L, int S, float const *W, TC *C,
 	}
 }
 
+// A CTA's threads: the producer warpgroup, then the tiled MMA's threads (twice over in ping-pong:
+// a warpgroup's tiled MMA, two warpgroups)
+template <class TiledMma>
+constexpr int cta_threads()
+{
+	return 128 + int(decltype(size(TiledMma{}))::value) * (CG_P_PINGPONG ? 2 : 1);
+}
+
 template <class ProblemShape, class CtaTiler,
 	  class TA, class SmemLayoutA, class TmaA,
 	  class TB, class SmemLayoutB, class TmaB,
 	  class TC, class CStride, class TiledMma, class Epi, int ClusterM>
-__global__ static __launch_bounds__(
-	128 + decltype(size(TiledMma{}))::value * (CG_P_PINGPONG ? 2 : 1), CG_P_CTAS)
+__global__ static __launch_bounds__(cta_threads<TiledMma>(), CG_P_CTAS)
 void gemm_device(ProblemShape shape_MNKL, CtaTiler cta_tiler,
 		 __grid_constant__ TmaA const tma_a, __grid_constant__ TmaB const tma_b,
 		 TC *C, CStride dC, TC const *bias, TiledMma mma, float alpha, Epi epi,
@@ -972,7 +979,7 @@ int gemm_run(int M, int N, int K, int L, float alpha, TIn const *A, int64_t lda,
 	if (ctiles * kClusterM > INT32_MAX)
 		return 2;
 	// a producer warpgroup, then the MMA warpgroups (twice the tiled MMA's with CG_P_PINGPONG)
-	dim3 block(128 + size(tiled_mma) * (kPingPong ? 2 : 1));
+	dim3 block(cta_threads<decltype(tiled_mma)>());
 	cudaLaunchConfig_t config = {};
 	cudaLaunchAttribute attr[1];
 	attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -1129,13 +1136,13 @@ static int gemm_shapes(const DLTensor *inputs, int num_inputs, const DLTensor *o
 
 /*
  * The workspace: [A padded][B padded][split-K's partials: S raw fp32 copies of C][CG_P_REDUCE:
- * an int count a tile], each part
- * present only where needed and starting at a multiple of 128 bytes (the runner's buffer is
- * 256-byte aligned; TMA and pad_rows' vector stores need 16). An operand is padded where the
- * byte length of its rows (its contiguous extent: K for A row and B col, M for A col, N for
- * B row) is not a multiple of 16, which the TMA descriptors need of every stride; it is then
- * copied with rows of `ld` elements, rounded up to the next multiple of 16 bytes. An operand
- * tf32/fp8 WGMMA cannot read (MN-major) is always copied, transposed: its rows are then K long.
+ * an int count a tile], each part present only where needed and starting at a multiple of 128
+ * bytes (the runner's buffer is 256-byte aligned; TMA and pad_rows' vector stores need 16). An
+ * operand is padded where the byte length of its rows (its contiguous extent: K for A row and B
+ * col, M for A col, N for B row) is not a multiple of 16, which the TMA descriptors need of every
+ * stride; it is then copied with rows of `ld` elements, rounded up to the next multiple of 16
+ * bytes. An operand tf32/fp8 WGMMA cannot read (MN-major) is always copied, transposed: its rows
+ * are then K long.
  */
 struct Plan {
 	int64_t a_rows, a_cols, lda, a_off;   // A as rows x cols; lda its rows' stride in the
