@@ -1098,6 +1098,17 @@ static void prebuild_one(struct agent *a, const struct builtin_config *c)
 	build_checked(&a->o.build, src.buf, src.len, &pol, &br, &err);
 }
 
+/* fork(), the child tied to this process: it dies with it (PR_SET_PDEATHSIG), and ends at once
+ * if this one is gone before it could tie itself. */
+static pid_t fork_tied(void)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent))
+		_exit(0);
+	return pid;
+}
+
 /* The manager process: compiles pre_cfg[0..pre_n) in order, `jobs` child processes at once,
  * writing each one's index to fd once it has ended; exits when all have. */
 static void prebuild_manager(struct agent *a, long jobs, int fd)
@@ -1106,12 +1117,8 @@ static void prebuild_manager(struct agent *a, long jobs, int fd)
 	int next = 0, running = 0;
 	while (next < a->pre_n || running > 0) {
 		while (next < a->pre_n && running < jobs) {
-			pid_t manager = getpid();
-			pid[next] = fork();
+			pid[next] = fork_tied(); /* a compile dies with its manager */
 			if (pid[next] == 0) {
-				/* a compile dies with its manager (even if it died before this) */
-				if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != manager)
-					_exit(0);
 				prebuild_one(a, &a->pre_cfg[next]);
 				_exit(0);
 			}
@@ -1170,11 +1177,8 @@ static void prebuild_start(struct agent *a)
 	for (int i = 0; i < n; i++)
 		a->pre_done[i] = 0;
 	fflush(NULL);
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = fork_tied();
 	if (pid == 0) {
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-			_exit(0);
 		close(fds[0]);
 		prebuild_manager(a, jobs, fds[1]);
 		_exit(0);
