@@ -120,8 +120,12 @@ static int load_task_list(const char *what, struct task_list *l, char **err)
 		char *path = line[0] == '/' ? xstrdup(line) : xasprintf("%s%s", dir, line);
 		char real[PATH_MAX];
 		if (!realpath(path, real)) {
-			*err = xasprintf("task list '%s': '%s' is neither a built-in task nor a task "
-					 "file", what, line);
+			*err = line[0] == '/' || !*dir
+				       ? xasprintf("task list '%s': '%s' is neither a built-in task nor "
+						   "a task file", what, line)
+				       : xasprintf("task list '%s': '%s' is neither a built-in task nor "
+						   "a task file (a relative path is read from the list's "
+						   "directory: '%s' does not exist)", what, line, path);
 			free(path);
 			rc = -1;
 			break;

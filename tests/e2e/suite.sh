@@ -35,6 +35,11 @@ echo "nosuchtask_xyz" >"$T/badlist.txt"
 "$CUTEGEN" suite "$T/badlist.txt" --out "$T/s0b" --gpus cpu:1 --recorded-evals "$D/evals" >/dev/null 2>"$T/err0b"
 rc=$?
 check "a bad task list: exit 3, nothing written (rc $rc)" '[ $rc -eq 3 ] && [ ! -e "$T/s0b" ]'
+mkdir -p "$T/lists" && echo "tasks/no_such_module.py" >"$T/lists/rel.txt"
+"$CUTEGEN" suite "$T/lists/rel.txt" --out "$T/s0c" --gpus cpu:1 --recorded-evals "$D/evals" >/dev/null 2>"$T/err0c"
+rc=$?
+check "a relative path in a list that names nothing: exit 3, the error names the list's directory (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "read from the list.s directory: .$T/lists/tasks/no_such_module.py. does not exist" "$T/err0c"'
 if ! "${CUTEGEN_RUNNER:-$(dirname "$CUTEGEN")/cutegen-runner}" --devices 2>/dev/null | grep -q '"name"'; then
     "$CUTEGEN" suite "$D/list.txt" --out "$T/s0g" --gpus all "${RUNFLAGS[@]}" >/dev/null 2>"$T/err0g"
     rc=$?
