@@ -158,6 +158,77 @@ def forward_arg_names(model, n):
     return out
 
 
+def task_name(stem):
+    """A built-in task's name for a module file's stem ("my model" -> "my_model"): 1-128 of
+    letters, digits and _ - . + (src/common/task.c), not starting with '.'."""
+    n = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-.+") else "_" for ch in stem)
+    n = n.lstrip(".")[:128]
+    return n or "module"
+
+
+def abi_names(in_names, state_names, nout):
+    """The labels of forward's tensors and of its outputs in the ABI's list, after the state's
+    (state_dict names, kept: the exported ModelNew loads by them): forward's parameter names and
+    out / out0, out1..., each made unique with a suffix (_1, _2...) where it would repeat a
+    label before it (forward(self, x, out) of a module with a parameter x)."""
+    taken = set(state_names)
+
+    def unique(n):
+        u, k = n, 1
+        while u in taken:
+            u, k = "%s_%d" % (n, k), k + 1
+        taken.add(u)
+        return u
+    ins = [unique(n) for n in in_names]
+    return ins, [unique("out" if nout == 1 else "out%d" % k) for k in range(nout)]
+
+
+# what a module task's description may hold (the runner and the evaluator's checks of it,
+# src/common/task_module.h): beyond them the module is refused here, saying which limit
+MAX_TENSORS, MAX_SCALARS, MAX_DIMS = 256, 64, 8
+
+
+def check_limits(tensors, scalars):
+    if len(tensors) > MAX_TENSORS:
+        raise Fail("inputs", "the kernel would receive %d tensors (forward's, the module's "
+                   "parameters and buffers, and its outputs); a kernel takes at most %d: pass "
+                   "fewer, larger tensors (torch.stack them in get_inputs())"
+                   % (len(tensors), MAX_TENSORS))
+    if len(scalars) > MAX_SCALARS:
+        raise Fail("inputs", "the kernel would receive %d scalars (numbers among forward's and "
+                   "__init__'s arguments); a kernel takes at most %d: pass them as a tensor"
+                   % (len(scalars), MAX_SCALARS))
+    for t in tensors:
+        if len(t["shape"]) > MAX_DIMS:
+            raise Fail("inputs", "tensor '%s' has %d dimensions (shape %s); a kernel takes at "
+                       "most %d: reshape it" % (t["name"], len(t["shape"]), t["shape"], MAX_DIMS))
+    for t in tensors + scalars:
+        if any(ord(ch) < 0x20 for ch in t["name"]):
+            raise Fail("inputs", "the name %r has a control character; rename the argument, "
+                       "parameter or buffer" % t["name"])
+
+
+def check_input_tensor(torch, i, name, v):
+    """A tensor of get_inputs() a kernel can receive: dense, with data."""
+    if getattr(v, "is_meta", False):
+        raise Fail("inputs", "get_inputs() item %d ('%s') is a meta tensor (a shape without "
+                   "data); return real tensors (torch.randn, torch.rand...)" % (i, name))
+    layout = getattr(v, "layout", None)
+    if layout is not None and layout != getattr(torch, "strided", layout):
+        raise Fail("inputs", "get_inputs() item %d ('%s') is a %s tensor; kernels take dense "
+                   "tensors: return it .to_dense()" % (i, name, str(layout).replace("torch.", "")))
+
+
+def scalar_value(kind, where, i, name, v):
+    """A number of forward's or __init__'s arguments as the float the kernel receives."""
+    try:
+        f = float(v)
+    except OverflowError:
+        raise Fail(kind, "%s item %d ('%s') is %s, too large for a scalar (a double); pass a "
+                   "smaller number" % (where, i, name, str(v)[:40] + ("..." if len(str(v)) > 40 else "")))
+    return f
+
+
 def init_arg_names(cls, n):
     try:
         sig = inspect.signature(cls.__init__)
@@ -346,8 +417,12 @@ def lower(torch, F, model, args, ins, fwd_scalars, init_scalars, out, dtype, dev
                       "reference-process evaluation judges it)")
     if not isinstance(out, torch.Tensor):
         return None, "the module returns more than one tensor"
-    if dtype not in ("fp32", "fp16", "bf16"):
-        return None, "the inputs are not all fp32, fp16 or bf16 of one dtype"
+    kinds = sorted({dtype_name(t.dtype) for t in ins})
+    if dtype not in ("fp32", "fp16", "bf16") or kinds != [dtype]:
+        # every tensor of forward's: an integer index or mask beside fp32 data is no GEMM's B
+        return None, ("the inputs are not all fp32, fp16 or bf16 of one dtype (they are %s%s)"
+                      % (", ".join(kinds), "; CUTEGEN sets dtype %s" % dtype
+                         if len(kinds) == 1 and kinds != [dtype] else ""))
     odt = dtype_name(out.dtype)
     if odt != dtype and (odt not in ("fp32", "fp16", "bf16") or dtype == "fp32"):
         return None, ("the module turns %s inputs into %s outputs; the built-in ops write fp32 "
@@ -496,6 +571,7 @@ def load_task(torch, path):
     if not isinstance(meta, dict):
         raise Fail("import", "CUTEGEN in '%s' must be a dict like {\"inputs\": {\"x\": "
                    "\"positive\"}} (got %s)" % (path, type(meta).__name__))
+    check_meta(meta, path)
     cls = getattr(mod, "Model", None)
     if cls is None or not isinstance(cls, type):
         raise Fail("no_model", "'%s' defines no class Model; a module task is a KernelBench "
@@ -511,6 +587,42 @@ def load_task(torch, path):
 
 
 MODES = ("eval", "train")
+META_KEYS = ("inputs", "dtype", "precision", "requires", "mode")
+
+
+def check_meta(meta, path):
+    """CUTEGEN's keys and values (docs/tasks.md, "Metadata"): a typo is an error, not a key
+    quietly ignored. Its input names are checked against forward's in check_meta_inputs."""
+    def bad(what):
+        raise Fail("import", "CUTEGEN in '%s': %s" % (path, what))
+    for k in meta:
+        if k not in META_KEYS:
+            bad("unknown key %r (the keys: %s)" % (k, ", ".join(META_KEYS)))
+    own = meta.get("inputs")
+    if own is not None:
+        if not isinstance(own, dict):
+            bad("\"inputs\" must be a dict of forward's argument names to distributions, like "
+                "{\"x\": \"positive\"} (got %s)" % type(own).__name__)
+        for n, d in own.items():
+            if not isinstance(n, str) or d not in OWN_DISTS:
+                bad("\"inputs\" gives %r the distribution %r (the distributions: %s)"
+                    % (n, d, ", ".join(OWN_DISTS)))
+    floats = [v for v in DTYPES.values() if v.startswith(("fp", "bf"))]
+    if "dtype" in meta and meta["dtype"] not in floats:
+        bad("\"dtype\" must be one of %s (got %r)" % (", ".join(floats), meta["dtype"]))
+    if "precision" in meta and meta["precision"] not in PRECISIONS[:4]:
+        bad("\"precision\" must be one of %s (got %r)" % (", ".join(PRECISIONS[:4]),
+                                                             meta["precision"]))
+    if "requires" in meta and meta["requires"] != "cuda":
+        bad("\"requires\" can only be \"cuda\" (got %r)" % (meta["requires"],))
+
+
+def check_meta_inputs(meta, names):
+    """CUTEGEN's "inputs" name arguments of forward."""
+    for n in meta.get("inputs") or {}:
+        if n not in names:
+            raise Fail("inputs", "CUTEGEN's \"inputs\" names %r, which is not an argument of "
+                       "forward (its arguments: %s)" % (n, ", ".join(names) or "none"))
 
 
 def mode_of(meta, path):
@@ -641,17 +753,19 @@ def describe(torch, path, seed):
     model, init = build_model(torch, mod, cls, seed, device, mode)
     raw = draw_inputs(torch, mod, seed, device)
     names = forward_arg_names(model, len(raw))
+    check_meta_inputs(meta, names)
     args, ins, inputs, fwd_scalars, scalars = [], [], [], [], []
     for i, v in enumerate(raw):
         if is_tensor(torch, v):
+            check_input_tensor(torch, i, names[i], v)
             t = call_user("gpu", "moving input '%s' to %s" % (names[i], device), v.to, device)
             args.append(t)
             ins.append(t)
             inputs.append(tensor_info(torch, names[i], t))
         elif is_number(v):
             args.append(v)
-            fwd_scalars.append(float(v))
-            scalars.append({"name": names[i], "value": float(v), "from": "get_inputs"})
+            fwd_scalars.append(scalar_value("inputs", "get_inputs()", i, names[i], v))
+            scalars.append({"name": names[i], "value": fwd_scalars[-1], "from": "get_inputs"})
         else:
             raise Fail("inputs", "get_inputs() item %d ('%s') is a %s; forward's arguments must "
                        "be tensors (or numbers, passed as scalars)" % (i, names[i], type(v).__name__))
@@ -661,8 +775,8 @@ def describe(torch, path, seed):
     init_scalars = []
     for i, v in enumerate(init):
         if is_number(v):
-            init_scalars.append(float(v))
-            scalars.append({"name": inames[i], "value": float(v), "from": "get_init_inputs"})
+            init_scalars.append(scalar_value("init", "get_init_inputs()", i, inames[i], v))
+            scalars.append({"name": inames[i], "value": init_scalars[-1], "from": "get_init_inputs"})
     state = state_tensors(torch, model)
     params = [tensor_info(torch, n, t, role) for n, t, role in state]
     versions = [t._version for t in ins]
@@ -670,9 +784,12 @@ def describe(torch, path, seed):
         out = call_user("forward", "forward", model, *args)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]  # torch.return_types are tuples
     if not outs or not all(is_tensor(torch, o) for o in outs):
-        bad = [type(o).__name__ for o in outs if not is_tensor(torch, o)] or ["nothing"]
-        raise Fail("output", "forward returned %s, not a tensor or a tuple of tensors; a kernel's "
-                   "outputs are tensors" % (bad[0] if isinstance(out, (tuple, list)) else type(out).__name__))
+        bad = [(i, type(o).__name__) for i, o in enumerate(outs) if not is_tensor(torch, o)]
+        what = ("an empty %s" % type(out).__name__ if not outs else
+                "a %s whose item %d is a %s" % (type(out).__name__, bad[0][0], bad[0][1])
+                if isinstance(out, (tuple, list)) else type(out).__name__)
+        raise Fail("output", "forward returned %s, not a tensor or a flat tuple of tensors; a "
+                   "kernel's outputs are tensors (return them side by side: a, b, c)" % what)
     if [t._version for t in ins] != versions:  # it wrote into them: the same draw again
         args = [a if not is_tensor(torch, a) else a.to(device)
                 for a in draw_inputs(torch, mod, seed, device)]
@@ -687,8 +804,12 @@ def describe(torch, path, seed):
         out = call_user("forward", "forward, again", model, *args)
     outs = outputs_of(torch, out)
     check_deterministic(torch, first, fingerprint(torch, outs))
-    outputs = [tensor_info(torch, "out" if len(outs) == 1 else "out%d" % i, o, kind="output")
-               for i, o in enumerate(outs)]
+    in_labels, out_labels = abi_names([n for n, v in zip(names, raw) if is_tensor(torch, v)],
+                                      [n for n, _, _ in state], len(outs))
+    for d, n in zip(inputs, in_labels):
+        d["name"] = n
+    outputs = [tensor_info(torch, out_labels[i], o, kind="output") for i, o in enumerate(outs)]
+    check_limits(inputs + params + outputs, scalars)
     fl = [t.dtype for t in ins if t.is_floating_point()]
     dts = {dtype_name(d) for d in fl}
     dtype = meta.get("dtype") or (dts.pop() if len(dts) == 1 else ("mixed" if dts else "none"))
@@ -719,7 +840,7 @@ def describe(torch, path, seed):
     stem = os.path.splitext(os.path.basename(path))[0]
     low = None
     if lowered is not None:
-        low = {"name": stem, "description": "module %s, lowered to the built-in %s" % (path, lowered["op"]),
+        low = {"name": task_name(stem), "description": "module %s, lowered to the built-in %s" % (path, lowered["op"]),
                "dtype": dtype, "precision": precision}
         low.update(lowered)
     return {
@@ -1059,8 +1180,11 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
                          "shape": [int(s) for s in args[i].shape]} for i in tidx]
                        + [{"name": n, "role": role, "dtype": dtype_name(t.dtype),
                            "shape": [int(s) for s in t.shape]} for n, t, role in state]
-                       + [{"name": "out" if len(ref) == 1 else "out%d" % k, "role": "output", "dtype": dtype_name(o.dtype),
+                       + [{"name": None, "role": "output", "dtype": dtype_name(o.dtype),
                            "shape": [int(s) for s in o.shape]} for k, o in enumerate(ref)])
+            in_labels, out_labels = abi_names([names[i] for i in tidx], [n for n, _, _ in state], len(ref))
+            for d, n in zip(tensors, in_labels + [n for n, _, _ in state] + out_labels):
+                d["name"] = n
         check_shapes(tensors, ins, ref, c)
         H = {"seed": c["seed"], "dist": c["dist"],
              "inputs": [exporter.export(t) for t in ins] + param_h,
@@ -1124,8 +1248,9 @@ def check_deterministic(torch, first, second):
     if why:
         raise Fail("forward", "forward is not deterministic: called twice on the same inputs, "
                    "%s. A kernel cannot be judged against a reference that changes: draw no "
-                   "random numbers in forward (torch.rand*, dropout in training mode) and avoid "
-                   "nondeterministic operations" % why)
+                   "random numbers in forward (torch.rand*, dropout in training mode), change "
+                   "no state of the module in it (a call counter, a running average) and "
+                   "avoid nondeterministic operations" % why)
 
 
 def fingerprint(torch, outs):
@@ -1159,8 +1284,10 @@ def nondeterminism(torch, first, second):
     """Where two fingerprints of forward on the same inputs disagree beyond what a reduction's
     order changes (floating: a sampled element by more than tol of the sample's largest
     magnitude, NaNs in other places, or a sum by more than tol of the sum of magnitudes, tol
-    1e-3 or 8 units of the dtype's roundoff where that is more (16-bit, fp8); others: any
-    sampled element): a phrase saying where, else None."""
+    1e-5 or 8 units of the dtype's roundoff where that is more (16-bit, fp8); others: any
+    sampled element): a phrase saying where, else None. Not looser: the judge's budget is a
+    multiple of the reference's own error, which a random reference would widen (at 1e-4 of
+    noise, a strict fp32 task would pass fp16 arithmetic)."""
     for k, (f, g) in enumerate(zip(first, second)):
         name = "'out'" if len(first) == 1 else "'out%d'" % k
         if f[:2] != g[:2]:
@@ -1173,7 +1300,7 @@ def nondeterminism(torch, first, second):
                 name, int((a != b).sum().item()), numel(a))
         if bool((torch.isnan(a) != torch.isnan(b)).any().item()):
             return "output %s has NaNs in different places" % name
-        tol = max(1e-3, 8 * EPS.get(f[0], 0.0))
+        tol = max(1e-5, 8 * EPS.get(f[0], 0.0))
         big = float(torch.where(torch.isfinite(a), a.abs(), torch.zeros_like(a)).max().item()) if numel(a) else 0.0
         d = torch.where(a == b, torch.zeros_like(a), (a - b).abs())
         worst = float(torch.nan_to_num(d, nan=0.0, posinf=float("inf")).max().item()) if numel(a) else 0.0
@@ -1272,6 +1399,10 @@ def baselines(torch, model, template, tidx, srcs, precision, params, dev):
     return res
 
 
+# the exit status when a reply cannot be written (REFERENCE_EXIT_CHANNEL, src/eval/reference.h)
+EXIT_CHANNEL = 74
+
+
 def main():
     # the reply channel: a private copy of stdout; fd 1 becomes stderr so that prints of the
     # user's module never mix with the replies
@@ -1292,8 +1423,15 @@ def main():
             line = json.dumps({"ok": False, "kind": "init", "message": "the description holds a "
                                "value JSON cannot carry (%s); a scalar of get_inputs() or "
                                "get_init_inputs() that is NaN or infinite?" % e})
-        reply.write(line + "\n")
-        reply.flush()
+        try:
+            reply.write(line + "\n")
+            reply.flush()
+        except OSError as e:  # the channel is gone: nothing can be answered any more
+            sys.stderr.write("cutegen-reference: cannot write a reply (%s): %s\n" % (
+                e, "cutegen stopped reading" if isinstance(e, BrokenPipeError) else
+                "the module closed the reply channel, a file descriptor it did not open"))
+            sys.stderr.flush()
+            os._exit(EXIT_CHANNEL)
 
     torch, terr = None, None
     # torch.compile (the baselines) compiles in this process: no pool of compile workers that
@@ -1357,4 +1495,15 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = 1
+    try:
+        code = main()
+    except BaseException:  # shown as python would; the exit is still the one below
+        traceback.print_exc()
+    finally:
+        # the last reply is out: a module's threads (not daemons) and atexit handlers must not
+        # keep the process alive (describe's caller would wait for it until its deadline)
+        try:
+            sys.stderr.flush()
+        finally:
+            os._exit(code)

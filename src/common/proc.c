@@ -35,12 +35,30 @@ int capture_command(struct child_process *cp, const char **argv, struct strbuf *
 	return run_command(cp);
 }
 
+const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGABRT: return "SIGABRT";
+	case SIGBUS: return "SIGBUS";
+	case SIGFPE: return "SIGFPE";
+	case SIGKILL: return "SIGKILL";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGILL: return "SIGILL";
+	default: return "a signal";
+	}
+}
+
 double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+/* pump(): what may hold a child's pipes open once it has exited gets this long; the child's
+ * exit is looked for at least this often */
+#define PUMP_GRACE_S 2.0
+#define PUMP_POLL_S 0.1
 
 #define CLOSE_RANGE_CLOEXEC_FLAG (1u << 2) /* CLOSE_RANGE_CLOEXEC, Linux 5.11 */
 
@@ -225,20 +243,51 @@ static int read_exec_report(struct child_process *cp, int ex_fd, pid_t pid)
 	return -1;
 }
 
-/* Appends child output to sb up to its cap; past it, fills it and marks the output cut. */
-static void sink_add(struct child_process *cp, struct strbuf *sb, const char *buf, size_t n)
+/* Appends child output to sb up to its cap; past it, keeps its first cap bytes (with tail, its
+ * last: the end of a traceback is what a message quotes) and sets *cut. */
+static void sink_add(struct strbuf *sb, const char *buf, size_t n, int tail, int *cut)
 {
-	if (strbuf_add(sb, buf, n)) {
+	if (!strbuf_add(sb, buf, n))
+		return;
+	*cut = 1;
+	if (!tail) {
 		size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
 		strbuf_add(sb, buf, room);
-		cp->out_truncated = 1;
+		return;
 	}
+	if (n >= sb->cap) {
+		strbuf_reset(sb);
+		strbuf_add(sb, buf + n - sb->cap, sb->cap);
+		return;
+	}
+	size_t drop = sb->len + n - sb->cap; /* < sb->len, since n < cap */
+	memmove(sb->buf, sb->buf + drop, sb->len - drop);
+	strbuf_setlen(sb, sb->len - drop);
+	strbuf_add(sb, buf, n);
+}
+
+/* Whether the child has exited (it is not reaped: reap() does that). */
+static int child_exited(pid_t pid)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	return !waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid;
+}
+
+/* Kills the child's process group, and the child itself should it have left the group. */
+static void kill_child(pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
 }
 
 /*
  * Feeds stdin and drains stdout/stderr until all close, or the deadline (*deadline, 0 = none)
- * passes: then the group is killed and *deadline cleared. A child that exits without reading
- * all its stdin must not kill us with SIGPIPE: EPIPE will do. Closes the pipes it ends.
+ * passes: then the group is killed and *deadline cleared. Once the child has exited or been
+ * killed, what holds its pipes open (a helper it left in its group, or one that escaped it with
+ * setsid) gets PUMP_GRACE_S more: then the group is killed and the pipes are closed unread, so
+ * no leftover can keep us waiting. A child that exits without reading all its stdin must not
+ * kill us with SIGPIPE: EPIPE will do. Closes the pipes it ends.
  */
 static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, double *deadline)
 {
@@ -249,7 +298,10 @@ static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, dou
 	if (p->in[1] >= 0)
 		fcntl(p->in[1], F_SETFL, O_NONBLOCK);
 	size_t in_off = 0;
+	double stop = 0; /* when the pipes are given up: the child's end (or the kill at the
+			    * deadline) plus the grace */
 	struct strbuf *sinks[3] = { cp->out, cp->err == cp->out ? NULL : cp->err, cp->extra };
+	int *cuts[3] = { &cp->out_truncated, &cp->err_truncated, &cp->out_truncated };
 	int *fds[3] = { &p->out[0], &p->err[0], &p->x[0] };
 	for (;;) {
 		struct pollfd pfd[4];
@@ -267,18 +319,33 @@ static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, dou
 		}
 		if (!np)
 			break;
-		int timeout = -1;
+		if (!stop && child_exited(pid))
+			stop = now_s() + PUMP_GRACE_S;
+		if (stop && now_s() >= stop) {
+			kill_child(pid);
+			for (int i = 0; i < np; i++)
+				close(pfd[i].fd);
+			p->out[0] = p->err[0] = p->x[0] = p->in[1] = -1;
+			break;
+		}
+		/* the child's exit is polled for: at most PUMP_POLL_S between looks */
+		double until = stop ? stop : now_s() + PUMP_POLL_S;
 		if (*deadline) {
 			double left = *deadline - now_s();
 			if (left <= 0) {
-				kill(-pid, SIGKILL);
-				cp->timed_out = 1;
+				/* a child that exited in time did not time out: only its leftovers did */
+				kill_child(pid);
 				*deadline = 0;
+				if (!stop)
+					cp->timed_out = 1;
+				stop = stop ? now_s() : now_s() + PUMP_GRACE_S;
 				continue;
 			}
-			timeout = (int)(left * 1000) + 1;
+			if (*deadline < until)
+				until = *deadline;
 		}
-		int r = poll(pfd, (nfds_t)np, timeout);
+		double wait = until - now_s();
+		int r = poll(pfd, (nfds_t)np, wait > 0 ? (int)(wait * 1000) + 1 : 0);
 		if (r < 0 && errno != EINTR)
 			break;
 		for (int i = 0; r > 0 && i < np; i++) {
@@ -299,7 +366,7 @@ static void pump(struct child_process *cp, struct child_pipes *p, pid_t pid, dou
 			char buf[65536];
 			ssize_t n = read(*fds[k], buf, sizeof(buf));
 			if (n > 0) {
-				sink_add(cp, sinks[k], buf, (size_t)n);
+				sink_add(sinks[k], buf, (size_t)n, k == 1 && cp->err_tail, cuts[k]);
 			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 				close(*fds[k]);
 				*fds[k] = -1;
@@ -320,7 +387,7 @@ static void reap(struct child_process *cp, pid_t pid, double deadline)
 			if (w == pid)
 				break;
 			if (now_s() >= deadline) {
-				kill(-pid, SIGKILL);
+				kill_child(pid);
 				cp->timed_out = 1;
 				deadline = 0;
 				continue;
@@ -357,7 +424,7 @@ static int spawn(struct child_process *cp, struct child_pipes *p, int pipe_in, p
 	char *prog = NULL;
 
 	cp->status = -1;
-	cp->signaled = cp->timed_out = cp->out_truncated = cp->netns_applied = 0;
+	cp->signaled = cp->timed_out = cp->out_truncated = cp->err_truncated = cp->netns_applied = 0;
 	cp->errmsg[0] = '\0';
 	if (!cp->argv || !cp->argv[0])
 		BUG("run_command without argv");
@@ -510,7 +577,7 @@ static void drain_err(struct child_session *s)
 		char buf[4096];
 		ssize_t n = read(s->p.err[0], buf, sizeof(buf));
 		if (n > 0) {
-			sink_add(s->cp, s->cp->err, buf, (size_t)n);
+			sink_add(s->cp->err, buf, (size_t)n, s->cp->err_tail, &s->cp->err_truncated);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)

@@ -12,6 +12,9 @@
  *   3. run_command(&cp): returns 0 once the child ran and was reaped (whatever its exit),
  *      -1 when it could not be started (cp.errmsg says why: "no such program 'nvcc'");
  *   4. read cp.status (exit code, or 128+signal), cp.timed_out, cp.out_truncated, cp.wall_s.
+ * Once the child has exited (or was killed at the deadline), what it left holding its pipes (a
+ * helper in its group, or one that escaped it with setsid) gets a grace of 2 s; then its group
+ * is killed and the pipes are given up: leftovers never keep run_command waiting.
  * The caller owns every buffer it passed; run_command never frees them.
  */
 #ifndef CUTEGEN_PROC_H
@@ -40,6 +43,8 @@ struct child_process {
 	size_t in_len;
 	struct strbuf *out;         /* captures stdout (bounded by out->cap); NULL = see inherit */
 	struct strbuf *err;         /* captures stderr; may equal out to merge both */
+	int err_tail;               /* err apart from out keeps its last err->cap bytes, not its
+				       first (the end of a traceback is what a message quotes) */
 	int inherit_out, inherit_err; /* with out/err NULL: 1 = our fd, 0 = /dev/null */
 	struct strbuf *extra;       /* captures a third pipe (bounded by extra->cap), which the
 				       child sees as descriptor extra_fd (> 2): a channel apart
@@ -56,7 +61,9 @@ struct child_process {
 	int status;                 /* exit code, or 128+signal number */
 	int signaled;               /* the child died from a signal (status-128 is the signal) */
 	int timed_out;              /* killed because the deadline passed */
-	int out_truncated;          /* some output was dropped at a buffer's cap */
+	int out_truncated;          /* some of stdout (merged with stderr or not) or of the extra
+				       pipe was dropped at its buffer's cap */
+	int err_truncated;          /* some of stderr captured apart was dropped at err's cap */
 	int netns_applied;          /* new_netns was asked for and the namespace was made */
 	double wall_s;
 	char errmsg[256];
@@ -102,6 +109,10 @@ pid_t child_session_pid(const struct child_session *s);
 /* 1 while the child has not exited (checked without reaping it) and its stdout is open. */
 int child_session_alive(struct child_session *s);
 void child_session_finish(struct child_session *s, double grace_s);
+
+/* "SIGSEGV" for the signals a crash dies of (SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGKILL too),
+ * "a signal" for others. Static. */
+const char *signal_name(int sig);
 
 /* Seconds on a monotonic clock. */
 double now_s(void);

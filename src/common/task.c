@@ -856,13 +856,39 @@ out:
 	return t;
 }
 
+/* Whether a task file that is not JSON starts as Python source does (a module file under
+ * another name): its first word after blank lines and comments. */
+static int looks_like_python(const char *text, size_t len)
+{
+	static const char *const words[] = { "import ", "from ", "class ", "def " };
+	size_t i = 0;
+	for (;;) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+			i++;
+		if (i < len && text[i] == '#') { /* a comment line */
+			while (i < len && text[i] != '\n')
+				i++;
+			continue;
+		}
+		break;
+	}
+	for (size_t w = 0; w < sizeof(words) / sizeof(*words); w++)
+		if (len - i >= strlen(words[w]) && !strncmp(text + i, words[w], strlen(words[w])))
+			return 1;
+	return 0;
+}
+
 struct task *task_parse_json(const char *text, size_t len, const char *origin, char **err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		*err = str_one_line(xasprintf("task file '%s': invalid JSON at line %d, column %d: %s",
-					  origin ? origin : "<input>", je.line, je.column, je.text));
+		*err = str_one_line(xasprintf("task file '%s': invalid JSON at line %d, column %d: %s%s",
+					  origin ? origin : "<input>", je.line, je.column, je.text,
+					  looks_like_python(text, len)
+						  ? " (it reads as Python: a PyTorch module in KernelBench's "
+						    "format is a task when its file name ends in .py)"
+						  : ""));
 		return NULL;
 	}
 	struct task *t = task_from_json(root, origin, err);

@@ -162,19 +162,6 @@ static char *last_phase(const char *log)
 	return xstrndup(p, e ? (size_t)(e - p) : strlen(p));
 }
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case 6: return "SIGABRT";
-	case 7: return "SIGBUS";
-	case 8: return "SIGFPE";
-	case 9: return "SIGKILL";
-	case 11: return "SIGSEGV";
-	case 4: return "SIGILL";
-	default: return "a signal";
-	}
-}
-
 /* ---- baselines: their own process, cached ---------------------------------------------- */
 
 #define BASELINE_VERSION "2" /* part of the cache key: bump when the baseline's JSON or its protocol

@@ -9,6 +9,7 @@
 #include "common/proc.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -89,6 +90,7 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 	se.cap = 1 << 16;
 	cp.out = &so;
 	cp.err = &se;
+	cp.err_tail = 1;
 	cp.deadline_s = reference_deadline();
 	if (run_command(&cp)) {
 		*err = xasprintf("cannot run the reference process with '%s' (%s); module tasks need "
@@ -97,14 +99,8 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 		rc = REFERENCE_E_NO_PYTHON;
 		goto out;
 	}
-	if (cp.timed_out) {
-		*err = xasprintf("module '%s': the reference process did not answer within %.0f s and "
-				 "was killed (importing the file, building Model or its inputs, or its "
-				 "forward hangs); fix the module, or give a slow one more time with "
-				 "$CUTEGEN_REFERENCE_TIMEOUT=SECONDS", file, cp.deadline_s);
-		rc = CG_TIMEOUT;
-		goto out;
-	}
+	/* a reply that arrived whole is used even when the process then had to be killed (a
+	 * thread or a helper of the module kept it alive): only one that did not is a timeout */
 	if (cp.out_truncated) {
 		*err = xasprintf("module '%s': the reference process's reply is larger than %d bytes",
 				 file, MODULE_DESC_MAX);
@@ -116,6 +112,8 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 	if (nl)
 		hello = json_loadb(so.buf, (size_t)(nl - so.buf), 0, NULL);
 	if (!json_is_object(hello) || !json_is_string(json_object_get(hello, "hello"))) {
+		if (cp.timed_out)
+			goto timed_out;
 		char *t = tail_line(&se);
 		*err = xasprintf("'%s' exited with status %d before speaking the reference protocol "
 				 "(%s); module tasks need Python 3 (3.8 or later) with PyTorch: name one "
@@ -128,6 +126,10 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 	char *end = strchr(nl + 1, '\n');
 	rep = end ? json_loadb(nl + 1, (size_t)(end - nl - 1), 0, NULL) : NULL;
 	if (!json_is_object(rep)) {
+		if (cp.timed_out)
+			goto timed_out;
+		/* it said hello, and it answers describe whatever the module does, unless the
+		 * module (or a library it calls) ends or breaks the process: the module's fault */
 		char *t = tail_line(&se);
 		if (cp.signaled && cp.status == 128 + SIGKILL)
 			*err = xasprintf("module '%s': the reference process was killed (SIGKILL) before "
@@ -135,11 +137,29 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 					 "memory runs out: describing runs get_inputs() and forward at full "
 					 "size (on the GPU where PyTorch sees one, else on the CPU), so run it "
 					 "where more memory is free (%s)", file, *t ? t : "no message");
+		else if (cp.signaled)
+			*err = xasprintf("module '%s': the reference process died from %s (signal %d) "
+					 "while describing it (importing it, building Model and its inputs, "
+					 "running forward): a crash in the module's own code or in a library "
+					 "it calls (a C extension, ctypes); run the module alone with "
+					 "'python3 -X faulthandler' (import it, call "
+					 "Model(*get_init_inputs())(*get_inputs())) to see where (%s)", file,
+					 signal_name(cp.status - 128), cp.status - 128, *t ? t : "no message");
+		else if (cp.status == REFERENCE_EXIT_CHANNEL)
+			*err = xasprintf("module '%s': the module closed the reference process's reply "
+					 "channel, a file descriptor it did not open (os.closerange(), "
+					 "os.close() of descriptors it does not own), so the description "
+					 "could not be sent; a module must close only the files it opened "
+					 "(%s)", file, *t ? t : "no message");
 		else
-			*err = xasprintf("module '%s': the reference process exited with status %d "
-					 "without describing it (%s)", file, cp.status, *t ? t : "no message");
+			*err = xasprintf("module '%s': the reference process exited with status %d while "
+					 "describing it, before replying: the module, or a library it calls, "
+					 "ended the process (os._exit(), or exit() in native code), which a "
+					 "module must not do at import, in Model() or in forward; run the "
+					 "module alone with python3 to see where (%s)", file, cp.status,
+					 *t ? t : "no message");
 		free(t);
-		rc = cp.signaled ? CG_INPUT : CG_EXTERNAL;
+		rc = CG_INPUT;
 		goto out;
 	}
 	if (!json_is_true(json_object_get(rep, "ok"))) {
@@ -158,6 +178,13 @@ int reference_describe(const char *file, struct module_desc **out, char **err)
 		*err = xasprintf("module '%s': the reference process's reply has no description", file);
 	free(txt);
 	rc = *out ? CG_OK : CG_EXTERNAL;
+	goto out;
+timed_out:
+	*err = xasprintf("module '%s': the reference process did not answer within %.0f s and "
+			 "was killed (importing the file, building Model or its inputs, or its "
+			 "forward hangs); fix the module, or give a slow one more time with "
+			 "$CUTEGEN_REFERENCE_TIMEOUT=SECONDS", file, cp.deadline_s);
+	rc = CG_TIMEOUT;
 out:
 	json_decref(hello);
 	json_decref(rep);
@@ -184,6 +211,7 @@ int reference_probe(char **executable, char **torch, char **torch_error, char **
 	so.cap = se.cap = 1 << 16;
 	cp.out = &so;
 	cp.err = &se;
+	cp.err_tail = 1;
 	cp.deadline_s = 120;
 	if (run_command(&cp)) {
 		*err = xasprintf("cannot run '%s' (%s)", py, cp.errmsg);
@@ -212,6 +240,24 @@ out:
 	return rc;
 }
 
+/* Whether s is UTF-8 without control characters: what the reference protocol's JSON can carry
+ * of a file name. */
+static int printable_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		int n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 1 : (*p & 0xf0) == 0xe0 ? 2
+			: (*p & 0xf8) == 0xf0 && *p <= 0xf4 ? 3 : -1;
+		if (n < 0 || (!n && (*p < 0x20 || *p == 0x7f)))
+			return 0;
+		for (int i = 1; i <= n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+		p += n + 1;
+	}
+	return 1;
+}
+
 int task_resolve(const char *spec, struct task **t, struct module_desc **md, char **err)
 {
 	*t = NULL;
@@ -219,6 +265,14 @@ int task_resolve(const char *spec, struct task **t, struct module_desc **md, cha
 	if (!task_spec_is_module(spec)) {
 		*t = task_load(spec, err);
 		return *t ? CG_OK : CG_INPUT;
+	}
+	if (!printable_utf8(spec)) {
+		char *shown = str_one_line(xstrdup(spec));
+		*err = xasprintf("module file '%s': its path has a control character or bytes that are "
+				 "not UTF-8, which the reference process's messages cannot carry; rename "
+				 "it (letters, digits, '_', '-' and '.' are always safe)", shown);
+		free(shown);
+		return CG_INPUT;
 	}
 	int rc = reference_describe(spec, md, err);
 	if (rc)
@@ -386,6 +440,7 @@ int reference_prepare(const struct module_desc *md, const struct reference_prepa
 	strbuf_init(&rs->outmark, 0);
 	rs->cp.out = &rs->outmark;
 	rs->cp.err = &rs->err;
+	rs->cp.err_tail = 1;
 	rs->cs = child_session_start(&rs->cp);
 	if (!rs->cs) {
 		*err = xasprintf("cannot run the reference process with '%s' (%s); module tasks need "

@@ -23,6 +23,9 @@
 
 #define REFERENCE_DEADLINE_S 300.0 /* default; $CUTEGEN_REFERENCE_TIMEOUT overrides (seconds) */
 #define REFERENCE_SEED 42
+/* tools/reference.py's exit status when a reply cannot be written: its reply channel is closed
+ * (a module that closed file descriptors it did not open) */
+#define REFERENCE_EXIT_CHANNEL 74
 
 /* Extended codes (CG_ENV) for a machine where no module can be described: no python that
  * speaks the protocol, or one without torch. Callers that describe many modules stop at them. */
@@ -37,8 +40,10 @@ const char *reference_python(void);
  * Describes the module file. 0 and *out on success; otherwise a code of util/err.h with a heap
  * message in *err that says what to do: CG_ENV (no python, no torch, a GPU feature the machine
  * lacks), CG_INPUT (the file does not import, has no Model, get_inputs or get_init_inputs,
- * returns non-tensors...), CG_TIMEOUT (the process did not answer within the deadline and was
- * killed, its whole process group), CG_EXTERNAL (it broke the protocol).
+ * returns non-tensors..., or it crashes, ends the process or closes its reply channel),
+ * CG_TIMEOUT (the process did not answer within the deadline and was killed, its whole
+ * process group; a reply that arrived whole is used even when the process had to be killed
+ * after it), CG_EXTERNAL (it broke the protocol).
  */
 int reference_describe(const char *file, struct module_desc **out, char **err);
 

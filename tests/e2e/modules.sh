@@ -55,6 +55,54 @@ PYEOF
 C task show "$T/tuple_out.py"; rc=$?
 check "a forward returning a tuple is described: one output per element (rc $rc)" \
     '[ $rc -eq 0 ] && grep -q "output *out0" "$T/out" && grep -q "output *out1" "$T/out"'
+# ---- 1b. what a module may not be, each refused saying what to change ----
+mk() { # NAME ARGS RETURN GET_INPUTS [INIT_INPUTS] [INIT_BODY] [HEADER]: a module file in $T
+    printf 'import torch\nimport torch.nn as nn\n%s\nclass Model(nn.Module):\n    def __init__(self, *a):\n        super().__init__()\n        self.a = a\n%s\n    def forward(self, %s):\n        return %s\ndef get_inputs():\n    return %s\ndef get_init_inputs():\n    return %s\n' \
+        "${7:-}" "${6:-}" "$2" "$3" "$4" "${5:-[]}" >"$T/$1.py"
+}
+mk int_b "a, b" "a @ b.float()" "[torch.randn(16, 16), torch.randint(-8, 8, (16, 16), dtype=torch.int32)]"
+C task show "$T/int_b.py"; rc=$?
+check "an fp32 GEMM with an int32 operand is not lowered to the fp32 gemm (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -q "^lowered   no: the inputs are not all fp32, fp16 or bf16 of one dtype (they are fp32, i[0-9]*)" "$T/out"'
+mk meta_key x "x * 2" "[torch.randn(8, 8)]" "" "" 'CUTEGEN = {"input": {"x": "positive"}}'
+C task show "$T/meta_key.py"; rc=$?
+check "CUTEGEN with an unknown key: exit 3, names it and the keys (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "unknown key .input. (the keys: inputs, dtype, precision, requires, mode)" "$T/out"'
+mk meta_name x "x * 2" "[torch.randn(8, 8)]" "" "" 'CUTEGEN = {"inputs": {"y": "positive"}}'
+C task show "$T/meta_name.py"; rc=$?
+check "CUTEGEN inputs naming no argument of forward: exit 3, lists forward's (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "names .y., which is not an argument of forward (its arguments: x)" "$T/out"'
+mk meta_prec x "x * 2" "[torch.randn(8, 8)]" "" "" 'CUTEGEN = {"precision": "fp7"}'
+C task show "$T/meta_prec.py"; rc=$?
+check "CUTEGEN with a precision no contract has: exit 3 (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "\"precision\" must be one of strict, tf32, fp16, bf16 (got .fp7.)" "$T/out"'
+mk clash "x, out" "x + out + self.x" "[torch.randn(8, 8), torch.randn(8, 8)]" "" "        self.x = nn.Parameter(torch.randn(8, 8))"
+C task show "$T/clash.py"; rc=$?
+check "labels repeated across forward's arguments, the state and the outputs get suffixes (rc $rc)" \
+    '[ $rc -eq 0 ] && grep -A4 "^arguments" "$T/out" | sed -n 2,5p | awk "{print \$2, \$3}" | tr "\n" ";" | grep -qx "input x_1;input out;parameter x;output out_1;"'
+mk scalars x "x * self.a[0]" "[torch.randn(8, 8)]" "[0.5] * 70"
+C task show "$T/scalars.py"; rc=$?
+check "70 scalars: exit 3, says the limit and what to do (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "receive 70 scalars .*at most 64: pass them as a tensor \[inputs\]" "$T/out"'
+mk nested x "x * 2, (x + 1, x - 1)" "[torch.randn(8, 8)]"
+C task show "$T/nested.py"; rc=$?
+check "a nested tuple of outputs: exit 3, names the item (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "forward returned a tuple whose item 1 is a tuple, not a tensor or a flat tuple" "$T/out"'
+mk noisy x "x + 1e-4 * torch.randn(8, 8) * x" "[torch.randn(8, 8)]"
+C task show "$T/noisy.py"; rc=$?
+check "noise of 1e-4 in forward is refused: the judge's budget would widen with it (rc $rc)" \
+    '[ $rc -eq 3 ] && grep -q "forward is not deterministic" "$T/out"'
+cp "$M/suite/1_matmul.py" "$T/my model.py"
+C task show --json "$T/my model.py"; rc=$?
+check "a module file named with a space lowers to a twin named within the task-name characters (rc $rc)" \
+    '[ $rc -eq 0 ] && python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))[\"lowered\"][\"name\"] == \"my_model\" else 1)" "$T/out"'
+for odd in "$T/new
+line.py" "$T/$(printf 'bad\377name').py"; do
+    cp "$M/suite/1_matmul.py" "$odd"
+    C task show "$odd"; rc=$?
+    check "a module path with a newline or bytes that are not UTF-8: exit 3, says to rename it (rc $rc)" \
+        '[ $rc -eq 3 ] && grep -q "its path has a control character or bytes that are not UTF-8.*rename" "$T/out"'
+done
 C task show --json "$M/leaky.py"
 check "leaky_relu takes its slope from get_init_inputs" \
     'python3 -c "import json,sys; l=json.load(open(sys.argv[1]))[\"lowered\"]; sys.exit(0 if l[\"activation\"]==\"leaky_relu\" and l[\"params\"][\"negative_slope\"]==0.2 else 1)" "$T/out"'

@@ -251,6 +251,9 @@ TEST(task_error_json_and_names)
 {
 	CHECK_ERR("{\n  \"op\": \"gemm\",\n}", "task file 'dir/t.json': invalid JSON at line 3, column 1:");
 	CHECK_ERR("", "invalid JSON at line 1");
+	/* a module file under another name: the error says what makes it a task */
+	CHECK_ERR("# a model\n\nimport torch\n", "(it reads as Python: a PyTorch module in KernelBench's "
+		  "format is a task when its file name ends in .py)");
 	CHECK_ERR("{\"op\": \"a\nb\"}", "invalid JSON at line 1"); /* raw newline in a string */
 	CHECK_ERR("{\"op\": \"gemm\", \"op\": \"gemm\"}", "duplicate object key");
 	CHECK_ERR("[1, 2]", "task 't': expected a JSON object of the task's fields (got [1,2])");

@@ -2,6 +2,7 @@
 #include "test.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -154,6 +155,69 @@ TEST(proc_caps_output_and_reports_missing_program)
 	cp2.argv = argv2;
 	CHECK_INT(run_command(&cp2), -1);
 	CHECK_HAS(cp2.errmsg, "no such program 'no-such-program-xyz'");
+}
+
+/* Kills the helper whose pid a test's child printed first ("PID\n..."): it left our reach. */
+static void kill_printed_pid(const struct strbuf *out)
+{
+	long pid = out->len ? strtol(out->buf, NULL, 10) : 0;
+	if (pid > 1)
+		kill((pid_t)pid, SIGKILL);
+}
+
+TEST(proc_escaped_helper_holds_no_one)
+{
+	/* a helper in a session of its own (out of the process group a kill reaches) holds
+	 * stdout and stderr for 8 s: once the child is gone, a grace, then the pipes are given up */
+	const char *argv[] = { "sh", "-c", "setsid sleep 8 & echo $!; echo done >&2", NULL };
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &out;
+	cp.err = &err;
+	double t0 = now_s();
+	CHECK_INT(run_command(&cp), 0);
+	CHECK(now_s() - t0 < 5);
+	CHECK_INT(cp.status, 0);
+	CHECK_INT(cp.timed_out, 0);
+	CHECK_STR(err.buf, "done\n");
+	kill_printed_pid(&out);
+
+	/* the same past a deadline: killed at it, and not waited for after it */
+	const char *argv2[] = { "sh", "-c", "setsid sleep 8 & echo $!; sleep 8", NULL };
+	struct child_process cp2 = CHILD_PROCESS_INIT;
+	strbuf_reset(&out);
+	cp2.argv = argv2;
+	cp2.out = &out;
+	cp2.deadline_s = 0.3;
+	t0 = now_s();
+	CHECK_INT(run_command(&cp2), 0);
+	CHECK(now_s() - t0 < 5);
+	CHECK_INT(cp2.timed_out, 1);
+	kill_printed_pid(&out);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+TEST(proc_stderr_cap_is_its_own)
+{
+	/* 100 KB on stderr past its 100-byte cap: stdout is whole, err keeps its last bytes */
+	const char *argv[] = { "sh", "-c", "yes x | head -c 100000 >&2; echo END >&2; echo out", NULL };
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	cp.argv = argv;
+	cp.out = &out;
+	cp.err = &err;
+	cp.err_tail = 1;
+	err.cap = 100;
+	CHECK_INT(run_command(&cp), 0);
+	CHECK_STR(out.buf, "out\n");
+	CHECK_INT(cp.out_truncated, 0);
+	CHECK_INT(cp.err_truncated, 1);
+	CHECK_INT(err.len, 100);
+	CHECK(ends_with(err.buf, "x\nx\nEND\n"));
+	strbuf_release(&out);
+	strbuf_release(&err);
 }
 
 TEST(proc_env_is_cleared_and_edited)

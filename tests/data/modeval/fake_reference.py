@@ -10,6 +10,19 @@ with made-up CUDA IPC handles. What it does on "prepare" comes from $FAKE_REF_DI
   ignore_release   answers release but never exits (must be killed), and starts a child in its
                    process group first (a torch.compile worker: it dies only by a kill of the
                    group), its pid in $FAKE_REF_DIR/worker.pid
+What it does on "describe" comes from $FAKE_REF_DIR/describe.mode (tests/e2e/module_procs.sh):
+  pass             the description
+  escape           starts a helper in a session of its own (setsid: out of the process group)
+                   that holds stdout and stderr for 30 s, its pid in $FAKE_REF_DIR/escaped.pid;
+                   then describes and exits
+  escape_hang      the same helper, then never answers
+  helper           starts a helper in its process group that holds stdout and stderr (sleep
+                   600), then describes and exits
+  linger           describes, then never exits (ignores quit)
+  flood            writes 100 KB to stderr, then describes
+  flood_fail       writes 100 KB to stderr, then a last line "FAKE LAST LINE" and exits 1
+  segv, abort      dies from SIGSEGV / SIGABRT before describing
+  exit0            exits 0 before describing (os._exit(0))
 It writes its pid to $FAKE_REF_DIR/ref.pid, the prepare request to prepare.json, one line
 "PID" per prepare to prepares.log (a test counts the prepares of a run) and "released" to
 released when it reads {"op": "release"}."""
@@ -56,9 +69,35 @@ for line in sys.stdin:
     if op == "quit":
         break
     if op == "describe":
+        dmode = open(os.path.join(D, "describe.mode")).read().strip() \
+            if os.path.exists(os.path.join(D, "describe.mode")) else "pass"
+        if dmode in ("escape", "escape_hang", "helper"):
+            import subprocess
+            h = subprocess.Popen(["sleep", "30" if dmode != "helper" else "600"],
+                                 start_new_session=dmode != "helper", stdin=subprocess.DEVNULL)
+            if dmode != "helper":
+                open(os.path.join(D, "escaped.pid"), "w").write(str(h.pid))
+            if dmode == "escape_hang":
+                while True:
+                    time.sleep(60)
+        if dmode.startswith("flood"):
+            sys.stderr.write(("x" * 99 + "\n") * 1000)
+            if dmode == "flood_fail":
+                sys.stderr.write("Traceback: FAKE LAST LINE\n")
+                sys.stderr.flush()
+                sys.exit(1)
+        if dmode in ("segv", "abort"):
+            import resource, signal
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file left behind
+            os.kill(os.getpid(), signal.SIGSEGV if dmode == "segv" else signal.SIGABRT)
+        if dmode == "exit0":
+            os._exit(0)
         d = dict(DESCRIBE)
         d["file"] = os.path.abspath(req["file"])
         send({"ok": True, "describe": d})
+        if dmode == "linger":
+            while True:
+                time.sleep(60)
         continue
     if op == "release":
         open(os.path.join(D, "released"), "w").write("released\n")
