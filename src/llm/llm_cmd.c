@@ -107,6 +107,8 @@ static int cmd_complete(struct llm *m, const struct llm_message *msgs, int n,
 				 LLM_MAX_TEXT);
 		goto out;
 	}
+	if ((rc = llm_text_nul(o.buf, o.len, 0, err)))
+		goto out;
 	out->response_raw = xstrndup(o.buf, o.len);
 	out->text = strbuf_detach(&o, NULL);
 	out->stop = LLM_STOP_END;

@@ -67,6 +67,9 @@ void llm_parse_init(struct llm_parse *p,
 void llm_parse_reset(struct llm_parse *p);
 void llm_parse_release(struct llm_parse *p);
 /* Appends text from a delta; LLM_OK or LLM_ERR_TOO_BIG with *err. */
+/* LLM_ERR_MALFORMED with *err when the n bytes at s (at byte base of the reply's text) hold a
+ * NUL: C strings would cut the reply there and the model would hear of a reply "cut off" */
+int llm_text_nul(const char *s, size_t n, size_t base, char **err);
 int llm_parse_add_text(struct llm_parse *p, const char *s, size_t n, char **err);
 /* Moves what was parsed into out (text, stop, usage, model). */
 void llm_parse_to_reply(struct llm_parse *p, struct llm_reply *out);
@@ -85,13 +88,16 @@ static inline void llm_parse_stopped(struct llm_parse *p, const char *reason, en
 }
 
 /* A JSON number as a long (token counts); 0 for anything else. */
+/* A token count of a server's usage: a negative, NaN or missing one counts 0 (a server must
+ * not cancel out --max-tokens-total), a larger one than any context holds LLM_TOKENS_MAX (no
+ * overflow in the run's totals). */
+#define LLM_TOKENS_MAX 1000000000L
 static inline long llm_json_long(json_t *j)
 {
-	if (json_is_integer(j))
-		return (long)json_integer_value(j);
-	if (json_is_real(j))
-		return (long)json_real_value(j);
-	return 0;
+	double v = json_is_integer(j) ? (double)json_integer_value(j) : json_is_real(j) ? json_real_value(j) : 0;
+	if (!(v > 0))
+		return 0;
+	return v >= (double)LLM_TOKENS_MAX ? LLM_TOKENS_MAX : (long)v;
 }
 
 /* LLM_ERR_MALFORMED with "malformed reply from the server: WHAT" in *err. */

@@ -50,8 +50,21 @@ void llm_parse_reset(struct llm_parse *p)
 	p->progress_ctx = ctx;
 }
 
+int llm_text_nul(const char *s, size_t n, size_t base, char **err)
+{
+	const char *z = memchr(s, 0, n);
+	if (!z)
+		return LLM_OK;
+	*err = xasprintf("the reply holds a NUL byte (at byte %zu of its text); a reply is text, "
+			 "so it is not used (a model command that prints binary output, or a server "
+			 "that sent \\u0000)", base + (size_t)(z - s));
+	return LLM_ERR_MALFORMED;
+}
+
 int llm_parse_add_text(struct llm_parse *p, const char *s, size_t n, char **err)
 {
+	if (llm_text_nul(s, n, p->text.len, err))
+		return LLM_ERR_MALFORMED;
 	if (strbuf_add(&p->text, s, n)) {
 		*err = xasprintf("the reply passed the cap of %zu bytes of text", LLM_MAX_TEXT);
 		return LLM_ERR_TOO_BIG;

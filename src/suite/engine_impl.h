@@ -55,8 +55,9 @@ struct worker {
 	struct pool *pool;
 };
 
-/* --gpus: "all" (every GPU cutegen-runner --devices lists), "0,1,3", or "cpu:N". CG_ENV for
- * a bad spec or when no runner or GPU is found (the exit status 4 of `cutegen suite`). */
+/* --gpus: "all" (every GPU cutegen-runner --devices lists), "0,1,3" (each once, each one the
+ * runner lists), or "cpu:N". CG_USAGE for a bad spec, CG_ENV when no runner or GPU (or not a
+ * listed one) is found (the exit statuses 2 and 4 of `cutegen suite`). */
 int suite_workers_make(const char *spec, struct worker **out, int *n, char **err);
 /* --per-gpu K: K workers on each GPU, taking GPU turns through a lock file in suite_dir. */
 void suite_workers_share_gpus(struct worker **ws, int *nw, int k, const char *suite_dir);

@@ -212,8 +212,8 @@ int suite_check(const char *what, const struct suite_opts *o, char **err)
 	}
 	struct worker *ws = NULL;
 	int nw = 0;
-	if (suite_workers_make(o->gpus, &ws, &nw, err))
-		return CG_ENV;
+	if ((rc = suite_workers_make(o->gpus, &ws, &nw, err)))
+		return rc;
 	rc = CG_OK;
 	if (ws[0].device < 0 && !has_recorded_evals(o)) {
 		*err = xstrdup("--gpus cpu:N runs compile-only workers: they compile with nvcc and "
@@ -235,10 +235,8 @@ int suite_run_local(struct suite_store *ss, const char *suite_dir, const struct 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_init(&p.mu, NULL);
 	json_t *busy = json_array();
-	if (suite_workers_make(o->gpus, &ws, &nw, err)) {
-		rc = CG_ENV;
+	if ((rc = suite_workers_make(o->gpus, &ws, &nw, err)))
 		goto out;
-	}
 	if (o->per_gpu > 1 && ws[0].device >= 0)
 		suite_workers_share_gpus(&ws, &nw, o->per_gpu, suite_dir);
 	if (ws[0].device < 0 && !has_recorded_evals(o)) {

@@ -15,6 +15,37 @@
 #include <string.h>
 #include <unistd.h>
 
+/* How many GPUs cutegen-runner --devices lists: >= 0, or -1 with *err. */
+static int count_devices(char **err)
+{
+	char *runner = paths_runner();
+	if (!runner) {
+		*err = xstrdup("cutegen-runner not found (build it with 'make'); without GPUs use "
+			       "--gpus cpu:N with --recorded-evals DIR");
+		return -1;
+	}
+	char *lerr = NULL;
+	json_t *j = eval_list_devices(runner, 1, &lerr);
+	free(runner);
+	if (!j) {
+		*err = xasprintf("cannot list GPUs: %s", lerr);
+		free(lerr);
+		return -1;
+	}
+	int nd = (int)json_array_size(json_object_get(j, "devices"));
+	json_decref(j);
+	if (!nd)
+		*err = xstrdup("no CUDA device found; without GPUs use --gpus cpu:N (compile-only "
+			       "workers, with --recorded-evals DIR)");
+	return nd ? nd : -1;
+}
+
+static void add_worker(struct worker *ws, int *n, const char *prefix, int device, int i)
+{
+	snprintf(ws[*n].name, sizeof(ws[*n].name), "%s%d", prefix, i);
+	ws[(*n)++].device = device;
+}
+
 int suite_workers_make(const char *spec, struct worker **out, int *n, char **err)
 {
 	*out = NULL;
@@ -22,73 +53,55 @@ int suite_workers_make(const char *spec, struct worker **out, int *n, char **err
 	if (spec && !strncmp(spec, "cpu:", 4)) {
 		char *end;
 		long k = strtol(spec + 4, &end, 10);
-		if (*end || k < 1 || k > WORKERS_MAX) {
+		if (end == spec + 4 || *end || k < 1 || k > WORKERS_MAX) {
 			*err = xasprintf("--gpus cpu:N needs N from 1 to %d (got \"%s\")", WORKERS_MAX, spec);
-			return -1;
+			return CG_USAGE;
 		}
 		*out = xcalloc((size_t)k, sizeof(**out));
-		for (int i = 0; i < k; i++) {
-			snprintf((*out)[i].name, sizeof((*out)[i].name), "cpu%d", i);
-			(*out)[i].device = -1;
-		}
-		*n = (int)k;
-		return 0;
+		for (int i = 0; i < k; i++)
+			add_worker(*out, n, "cpu", -1, i);
+		return CG_OK;
 	}
+	/* a list of device numbers, each once, each one the runner lists: checked before the
+	 * suite writes anything */
+	int list[WORKERS_MAX], nl = 0;
 	if (spec && strcmp(spec, "all")) {
-		*out = xcalloc(WORKERS_MAX, sizeof(**out));
 		const char *p = spec;
-		while (*p) {
+		do {
 			char *end;
 			long d = strtol(p, &end, 10);
-			if (end == p || d < 0 || d > 1023 || (*end && *end != ',') || *n >= WORKERS_MAX) {
-				*err = xasprintf("--gpus takes all, a list of device numbers like 0,1,3, "
-						 "or cpu:N (got \"%s\")", spec);
-				free(*out);
-				*out = NULL;
-				*n = 0;
-				return -1;
+			int again = 0;
+			for (int i = 0; i < nl; i++)
+				again |= list[i] == d;
+			if (end == p || d < 0 || d > 1023 || (*end && *end != ',') || nl >= WORKERS_MAX ||
+			    again) {
+				*err = again ? xasprintf("--gpus lists device %ld twice; --per-gpu K gives "
+							 "each GPU K workers", d)
+					     : xasprintf("--gpus takes all, a list of device numbers like "
+							 "0,1,3, or cpu:N (got \"%s\")", spec);
+				return CG_USAGE;
 			}
-			snprintf((*out)[*n].name, sizeof((*out)[*n].name), "gpu%ld", d);
-			(*out)[(*n)++].device = (int)d;
+			list[nl++] = (int)d;
 			p = *end ? end + 1 : end;
+		} while (*p);
+	}
+	int nd = count_devices(err);
+	if (nd < 0)
+		return CG_ENV;
+	for (int i = 0; i < nl; i++)
+		if (list[i] >= nd) {
+			*err = xasprintf("--gpus names device %d; this machine has %d CUDA device%s "
+					 "(0%s%d)", list[i], nd, nd == 1 ? "" : "s", nd == 1 ? "" : " to ",
+					 nd == 1 ? 0 : nd - 1);
+			return CG_ENV;
 		}
-		return 0;
-	}
-	/* all: ask the runner */
-	char *runner = paths_runner();
-	if (!runner) {
-		*err = xstrdup("cutegen-runner not found (build it with 'make'); without GPUs use "
-			       "--gpus cpu:N with --recorded-evals DIR");
-		return -1;
-	}
-	int rc = -1;
-	char *lerr = NULL;
-	json_t *j = eval_list_devices(runner, 1, &lerr);
-	if (!j) {
-		*err = xasprintf("cannot list GPUs: %s", lerr);
-		free(lerr);
-		goto out;
-	}
-	size_t nd = json_array_size(json_object_get(j, "devices"));
-	if (!nd) {
-		*err = xstrdup("no CUDA device found; without GPUs use --gpus cpu:N (compile-only "
-			       "workers, with --recorded-evals DIR)");
-		goto out;
-	}
-	if (nd > WORKERS_MAX)
-		nd = WORKERS_MAX;
-	*out = xcalloc(nd, sizeof(**out));
-	for (size_t i = 0; i < nd; i++) {
-		snprintf((*out)[i].name, sizeof((*out)[i].name), "gpu%zu", i);
-		(*out)[i].device = (int)i;
-	}
-	*n = (int)nd;
-	rc = 0;
-out:
-	if (j)
-		json_decref(j);
-	free(runner);
-	return rc;
+	if (!nl) /* all */
+		for (nl = 0; nl < nd && nl < WORKERS_MAX; nl++)
+			list[nl] = nl;
+	*out = xcalloc((size_t)nl, sizeof(**out));
+	for (int i = 0; i < nl; i++)
+		add_worker(*out, n, "gpu", list[i], list[i]);
+	return CG_OK;
 }
 
 /*

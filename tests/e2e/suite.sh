@@ -35,6 +35,12 @@ echo "nosuchtask_xyz" >"$T/badlist.txt"
 "$CUTEGEN" suite "$T/badlist.txt" --out "$T/s0b" --gpus cpu:1 --recorded-evals "$D/evals" >/dev/null 2>"$T/err0b"
 rc=$?
 check "a bad task list: exit 3, nothing written (rc $rc)" '[ $rc -eq 3 ] && [ ! -e "$T/s0b" ]'
+for g in "" "0,0" "cpu:0" "cpu:x" "0,-1"; do
+    "$CUTEGEN" suite "$D/list.txt" --out "$T/s0d" --gpus "$g" --recorded-evals "$D/evals" >/dev/null 2>"$T/err0d"
+    rc=$?
+    check "--gpus '$g' is a usage error (exit 2) that says what --gpus takes, nothing written (rc $rc)" \
+        '[ $rc -eq 2 ] && grep -q -- "--gpus" "$T/err0d" && [ ! -e "$T/s0d" ]'
+done
 mkdir -p "$T/lists" && echo "tasks/no_such_module.py" >"$T/lists/rel.txt"
 "$CUTEGEN" suite "$T/lists/rel.txt" --out "$T/s0c" --gpus cpu:1 --recorded-evals "$D/evals" >/dev/null 2>"$T/err0c"
 rc=$?

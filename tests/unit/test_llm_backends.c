@@ -132,6 +132,15 @@ TEST(cmd_errors)
 	free(err);
 	llm_reply_release(&r);
 	llm_close(m);
+	/* a NUL in the output: refused whole, not a reply cut at the NUL */
+	llm_config_set(&cfg.llm_cmd, "printf 'a\\000b'");
+	cfg.request_timeout_s = 10;
+	m = llm_open(&cfg, &rc, &err);
+	CHECK_INT(llm_complete(m, one, 1, &r, &err), LLM_ERR_MALFORMED);
+	CHECK_HAS(err, "the reply holds a NUL byte (at byte 1 of its text)");
+	free(err);
+	llm_reply_release(&r);
+	llm_close(m);
 	llm_config_release(&cfg);
 }
 

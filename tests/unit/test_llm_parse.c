@@ -38,6 +38,36 @@ TEST(openai_body_good)
 	llm_parse_release(&p);
 }
 
+/* a server's token counts cannot cancel the run's budget (negative) nor overflow its totals */
+TEST(openai_body_token_counts_bounded)
+{
+	const char *b = "{\"choices\":[{\"message\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}],"
+			"\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":1e30,"
+			"\"prompt_tokens_details\":{\"cached_tokens\":NaN}}}";
+	struct llm_parse p;
+	char *err = NULL;
+	llm_parse_init(&p, openai_parse_event);
+	/* NaN is no JSON: the body is malformed; without it the counts are bounded */
+	CHECK_INT(openai_parse_body(&p, b, strlen(b), &err), LLM_ERR_MALFORMED);
+	free(err);
+	err = NULL;
+	llm_parse_release(&p);
+	const char *c = "{\"choices\":[{\"message\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}],"
+			"\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":1e30}}";
+	llm_parse_init(&p, openai_parse_event);
+	CHECK_INT(openai_parse_body(&p, c, strlen(c), &err), LLM_OK);
+	CHECK_INT(p.in_tokens, 0);
+	CHECK_INT(p.out_tokens, LLM_TOKENS_MAX);
+	llm_parse_release(&p);
+	/* text with \u0000: refused (jansson refuses it in JSON), not cut there */
+	const char *z = "{\"choices\":[{\"message\":{\"content\":\"ab\\u0000c\"},\"finish_reason\":\"stop\"}]}";
+	llm_parse_init(&p, openai_parse_event);
+	CHECK_INT(openai_parse_body(&p, z, strlen(z), &err), LLM_ERR_MALFORMED);
+	CHECK_HAS(err, "u0000");
+	free(err);
+	llm_parse_release(&p);
+}
+
 TEST(openai_body_malformed)
 {
 	const char *bad[] = { "", "not json", "[1,2]", "{\"choices\":[]}",
