@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -719,11 +720,22 @@ int rag_build(const char *db_path, const struct rag_build_opts *o, struct rag_bu
 {
 	struct sources src = { 0 };
 	struct builder b = { 0 };
-	char *tmp = NULL, *dir = NULL, fp[65];
+	char *tmp = NULL, *dir = NULL, *target = NULL, fp[65];
 	int rc = -1;
 	double t0 = now_s();
 	size_t files = 0;
 	*err = NULL;
+	/* the index is renamed into place: onto a symbolic link's target, never over a device */
+	if (replace_target(db_path, &target)) {
+		if (errno == EISDIR || errno == EINVAL)
+			*err = xasprintf("cannot write the index to '%s': it is %s, not a regular file "
+					 "(the index is an SQLite database; name a file with --out)",
+					 db_path, path_kind(db_path));
+		else
+			*err = xasprintf("cannot write the index to '%s': %s", db_path, strerror(errno));
+		goto out;
+	}
+	db_path = target;
 	if (resolve_sources(o, &src, err))
 		goto out;
 	dir = xstrdup(db_path);
@@ -808,7 +820,8 @@ int rag_build(const char *db_path, const struct rag_build_opts *o, struct rag_bu
 	sqlite3_close(b.db);
 	b.db = NULL;
 	if (rename(tmp, db_path)) {
-		*err = xasprintf("cannot move the index into place at '%s'", db_path);
+		*err = xasprintf("cannot move the index into place at '%s': %s", db_path,
+				 strerror(errno));
 		goto out;
 	}
 	if (stats) {
@@ -827,6 +840,7 @@ out:
 		unlink(tmp);
 	free(tmp);
 	free(dir);
+	free(target);
 	free(src.inc);
 	free(src.examples);
 	return rc;

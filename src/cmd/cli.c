@@ -87,7 +87,7 @@ int build_kernel_file(const char *kernel, const struct kernel_build *kb, struct 
 		if (r == CG_INPUT_TOOBIG)
 			error("kernel '%s' is larger than %u bytes", kernel, POLICY_MAX_SOURCE);
 		else
-			error("cannot read kernel '%s': %s", kernel, strerror(errno));
+			error("cannot read kernel '%s': %s", kernel, strbuf_read_strerror(r, kernel));
 		return r;
 	}
 	char *err = NULL;

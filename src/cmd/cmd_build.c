@@ -138,7 +138,7 @@ int cmd_build(int argc, char **argv)
 	int r = strbuf_read_file(&src, file, 16u << 20);
 	if (r) {
 		error("cannot read kernel '%s': %s", file,
-		      r == CG_INPUT_TOOBIG ? "larger than 16 MiB" : strerror(errno));
+		      r == CG_INPUT_TOOBIG ? "larger than 16 MiB" : strbuf_read_strerror(r, file));
 		json_object_set_new(out, "ok", json_false());
 		json_object_set_new(out, "stage", json_string("input"));
 		json_object_set_new(out, "error", json_string(error_last()));

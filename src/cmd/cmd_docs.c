@@ -110,8 +110,10 @@ static int docs_search(int argc, char **argv)
 		strbuf_addf(&q, "%s%s", i > 1 ? " " : "", argv[i]);
 	if (error_file) {
 		struct strbuf et = STRBUF_INIT;
-		if (strbuf_read_file(&et, error_file, 1u << 20)) {
-			error("cannot read the compiler error file '%s'", error_file);
+		int r = strbuf_read_file(&et, error_file, 1u << 20);
+		if (r) {
+			error("cannot read the compiler error file '%s': %s", error_file,
+			      strbuf_read_strerror(r, error_file));
 			strbuf_release(&et);
 			strbuf_release(&q);
 			return EXIT_INPUT;

@@ -34,8 +34,10 @@ static int export_module(const char *kernel, const char *task, int npos, struct 
 	struct strbuf src = STRBUF_INIT;
 	int r = strbuf_read_file(&src, kernel, KERNEL_MAX);
 	if (r) {
-		error(r == CG_INPUT_TOOBIG ? "kernel '%s' is larger than 1 MiB" : "cannot read kernel '%s'",
-		      kernel);
+		if (r == CG_INPUT_TOOBIG)
+			error("kernel '%s' is larger than 1 MiB", kernel);
+		else
+			error("cannot read kernel '%s': %s", kernel, strbuf_read_strerror(r, kernel));
 		strbuf_release(&src);
 		return EXIT_INPUT;
 	}

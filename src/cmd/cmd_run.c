@@ -277,10 +277,14 @@ static void print_torch(json_t *tj)
 		printf("          (the run's result stands; these figures are only a comparison)\n");
 }
 
+/* print_summary ran: a --json failure after it needs no object of its own (json_failure) */
+static int summary_printed;
+
 static void print_summary(const char *run_dir, const char *task_name, const char *prec,
 			  struct agent *a, struct store *s, const struct llm *m, int builtin, int json,
 			  int quiet, int recorded, json_t *torch)
 {
+	summary_printed = 1;
 	const struct agent_totals *tt = agent_totals(a);
 	double accounted = tt->llm_s + tt->compile_s + tt->compile_ahead_s + tt->eval_s + tt->profile_s;
 	double overhead = tt->wall_s > accounted ? tt->wall_s - accounted : 0;
@@ -369,6 +373,45 @@ static void print_summary(const char *run_dir, const char *task_name, const char
 	free(best_path);
 }
 
+/*
+ * The exit status after a function of the run store failed (its message printed): the store's
+ * kind of failure (store_error_code: 4 when run.db could not be written or read, 3 when it is
+ * damaged), with a hint when another program held it locked or the disk was full. resumable:
+ * the run row is there, so `cutegen resume` can continue once the cause is gone.
+ */
+static int store_failure(struct store *s, const char *run_dir, int resumable)
+{
+	char *then = resumable ? xasprintf("'cutegen resume %s'", run_dir)
+			       : xstrdup("run the command again");
+	if (store_disk_full(s))
+		fprintf(stderr, "hint: the disk is full; free some space, then %s\n", then);
+	else if (store_busy(s))
+		fprintf(stderr, "hint: another program holds '%s' locked (a sqlite3 shell in a "
+			"transaction, a backup?); end it, then %s\n", store_path(s), then);
+	free(then);
+	int c = store_error_code(s);
+	return exit_status_for(c ? c : CG_IO);
+}
+
+/*
+ * With --json, a command that fails before its summary still prints one object, so that a
+ * caller reading stdout learns why: {"run_dir", "status": "error", "error", "exit_code"}.
+ * Returns rc.
+ */
+static int json_failure(int json, const char *run_dir, int rc)
+{
+	if (!json || !rc || summary_printed)
+		return rc;
+	json_t *o = json_pack("{s:s?, s:s, s:s, s:i}", "run_dir", run_dir, "status", "error",
+			      "error", error_last(), "exit_code", rc);
+	char *txt = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	if (txt)
+		puts(txt);
+	free(txt);
+	json_decref(o);
+	return rc;
+}
+
 static int exit_code_for(struct agent *a, int llm_rc)
 {
 	switch (agent_stop(a)) {
@@ -443,6 +486,8 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 	}
 	if (resume && agent_restore(a, &err)) {
 		error("%s", err);
+		/* a node the store holds that cannot be replayed: the store is damaged */
+		rc = store_error_code(s) ? store_failure(s, run_dir, 1) : EXIT_INPUT;
 		goto out;
 	}
 	if (!r->quiet && !r->json)
@@ -455,15 +500,13 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 	clear_status(&u);
 	if (lr) {
 		error("%s", err);
+		/* a store that could not be written is not a bug: every node that committed is
+		 * kept, and resume goes on once the cause (a full disk, a lock) is gone */
+		if (store_error_code(s))
+			rc = store_failure(s, run_dir, 1);
 		char *ferr = NULL;
 		store_run_finish(s, "failed", err, agent_totals(a)->best_node, &ferr);
 		free(ferr);
-		if (store_disk_full(s)) {
-			/* not a bug: every node that committed is kept */
-			fprintf(stderr, "hint: the disk is full; free some space, then "
-				"'cutegen resume %s'\n", run_dir);
-			rc = EXIT_ENV;
-		}
 		goto out;
 	}
 	char *ferr = NULL;
@@ -483,6 +526,7 @@ static int drive(const char *run_dir, const struct task *t, const struct module_
 			     agent_totals(a)->best_node, &ferr)) {
 		error("%s", ferr);
 		free(ferr);
+		rc = store_failure(s, run_dir, 1);
 		goto out;
 	}
 	print_summary(run_dir, task_name, prec, a, s, m, r->builtin, r->json, r->quiet,
@@ -811,6 +855,8 @@ int cmd_run(int argc, char **argv)
 	if (r.iters == ITERS_UNSET)
 		r.iters = r.builtin ? BUILTIN_ITERS : ITERS_MODEL;
 	run_dir = r.out ? xstrdup(r.out) : default_run_dir(t ? t->name : md->name);
+	/* takes the run's lock, held to the end (store_close); refuses a directory that holds a
+	 * run, or files of the user's, before anything is written there */
 	s = store_open(run_dir, STORE_CREATE, &err);
 	if (!s) {
 		error("%s", err);
@@ -842,11 +888,13 @@ int cmd_run(int argc, char **argv)
 	free(bjs);
 	if (br) {
 		error("%s", err);
+		rc = store_failure(s, run_dir, 0);
 		goto out;
 	}
 	rc = drive(run_dir, t, md, s, m, &r, r.seed || r.seed_from ? seed.buf : NULL, 0,
 		   md ? md->file : NULL);
 out:
+	json_failure(r.json, run_dir, rc);
 	free(err);
 	free(run_dir);
 	strbuf_release(&seed);
@@ -930,6 +978,8 @@ int cmd_resume(int argc, char **argv)
 	struct module_desc *md = NULL;
 	json_t *conf = NULL, *budgets = NULL;
 	llm_config_init(&cfg);
+	/* the run's lock, held to the end (store_close): a second resume or run of RUN_DIR
+	 * is refused while this one writes it */
 	struct store *s = store_open(run_dir, STORE_EXISTING, &err);
 	if (!s) {
 		error("%s", err);
@@ -938,7 +988,7 @@ int cmd_resume(int argc, char **argv)
 	}
 	if (store_run_get(s, &run, &err)) {
 		error("%s", err);
-		rc = EXIT_INPUT;
+		rc = store_failure(s, run_dir, 0);
 		goto out;
 	}
 	conf = json_loads(run.config_json ? run.config_json : "{}", 0, NULL);
@@ -1042,10 +1092,12 @@ int cmd_resume(int argc, char **argv)
 	free(nbs);
 	if (sr) {
 		error("%s", err);
+		rc = store_failure(s, run_dir, 1);
 		goto out;
 	}
 	rc = drive(run_dir, t, md, s, m, &r, NULL, 1, mfile);
 out:
+	json_failure(r.json, run_dir, rc);
 	free(err);
 	module_desc_free(md);
 	if (conf)

@@ -878,13 +878,53 @@ static int looks_like_python(const char *text, size_t len)
 	return 0;
 }
 
+/*
+ * Text that is not UTF-8: a byte order mark of UTF-16 or UTF-32, or a NUL byte (UTF-16 with no
+ * mark has one in every ASCII character). Jansson would say "unable to decode byte 0xff" or,
+ * stopping at the NUL, "'}' expected near end of file". A message (heap) naming what it is,
+ * or NULL for text to parse.
+ */
+static char *not_utf8(const char *text, size_t len, const char *origin)
+{
+	static const struct {
+		const char *bom;
+		size_t n;
+		const char *name;
+	} boms[] = { /* UTF-32 first: its little-endian mark begins like UTF-16's */
+		{ "\xff\xfe\0\0", 4, "UTF-32 (little-endian)" },
+		{ "\0\0\xfe\xff", 4, "UTF-32 (big-endian)" },
+		{ "\xff\xfe", 2, "UTF-16 (little-endian)" },
+		{ "\xfe\xff", 2, "UTF-16 (big-endian)" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(boms); i++)
+		if (len >= boms[i].n && !memcmp(text, boms[i].bom, boms[i].n))
+			return xasprintf("task file '%s' is %s; save it as UTF-8", origin, boms[i].name);
+	const char *nul = memchr(text, '\0', len);
+	if (!nul)
+		return NULL;
+	if (len >= 4 && text[0] && !text[1] && text[2] && !text[3])
+		return xasprintf("task file '%s' is UTF-16 (little-endian); save it as UTF-8", origin);
+	if (len >= 4 && !text[0] && text[1] && !text[2] && text[3])
+		return xasprintf("task file '%s' is UTF-16 (big-endian); save it as UTF-8", origin);
+	return xasprintf("task file '%s' has a NUL byte at offset %zu; save it as UTF-8 text",
+			 origin, (size_t)(nul - text));
+}
+
 struct task *task_parse_json(const char *text, size_t len, const char *origin, char **err)
 {
 	json_error_t je;
+	const char *shown = origin ? origin : "<input>";
+	/* A UTF-8 byte order mark (Windows editors write one) is no part of the JSON. */
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {
+		text += 3;
+		len -= 3;
+	}
+	if ((*err = not_utf8(text, len, shown)))
+		return NULL;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
 		*err = str_one_line(xasprintf("task file '%s': invalid JSON at line %d, column %d: %s%s",
-					  origin ? origin : "<input>", je.line, je.column, je.text,
+					  shown, je.line, je.column, je.text,
 					  looks_like_python(text, len)
 						  ? " (it reads as Python: a PyTorch module in KernelBench's "
 						    "format is a task when its file name ends in .py)"
@@ -1475,6 +1515,7 @@ struct task *task_load(const char *name_or_path, char **err)
 		*err = xasprintf("task file '%s' is larger than 1 MiB", name_or_path);
 	} else if (r) {
 		int e = errno;
+		char *why = xstrdup(strbuf_read_strerror(r, name_or_path));
 		const char *slash = strchr(name_or_path, '/');
 		char *sname = slash ? xstrndup(name_or_path, (size_t)(slash - name_or_path)) : NULL;
 		char *hint = e == ENOENT ? task_suggestion(name_or_path) : xstrdup("");
@@ -1485,7 +1526,8 @@ struct task *task_load(const char *name_or_path, char **err)
 			*err = xasprintf("no built-in task or task file '%s'%s; 'cutegen tasks' lists "
 					 "the built-in tasks", name_or_path, hint);
 		else
-			*err = xasprintf("cannot read task file '%s': %s", name_or_path, strerror(e));
+			*err = xasprintf("cannot read task file '%s': %s", name_or_path, why);
+		free(why);
 		free(hint);
 		free(sname);
 	} else {

@@ -249,7 +249,7 @@ int config_load_llm(struct llm_config *cfg, char **err)
 		goto out;
 	}
 	if (r && (errno != ENOENT || explicit_path)) {
-		*err = xasprintf("cannot read config '%s': %s%s", path, strerror(errno),
+		*err = xasprintf("cannot read config '%s': %s%s", path, strbuf_read_strerror(r, path),
 				 explicit_path ? " (named by CUTEGEN_CONFIG)" : "");
 		rc = LLM_ERR_INPUT;
 		goto out;

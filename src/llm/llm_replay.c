@@ -7,6 +7,7 @@
  * The whole file is read and checked at llm_open; the prompts sent are not compared.
  */
 #include "llm/llm_impl.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -128,7 +129,7 @@ static int replay_open(struct llm *m, char **err)
 		goto out;
 	}
 	if (fr) {
-		*err = xasprintf("cannot read transcript '%s': %s", path, strerror(errno));
+		*err = xasprintf("cannot read transcript '%s': %s", path, strbuf_read_strerror(fr, path));
 		rc = LLM_ERR_INPUT;
 		goto out;
 	}

@@ -597,7 +597,7 @@ static int module_files(struct outputs *out, const char *name, const struct modu
 		*err = xasprintf(r == CG_INPUT_TOOBIG ? "module file '%s' is larger than 1 MiB"
 						      : "cannot read module file '%s': %s; export needs it "
 							"beside the kernel (restore it or export with --task FILE.py)",
-				 md->file, strerror(errno));
+				 md->file, strbuf_read_strerror(r, md->file));
 		goto out;
 	}
 	char *f = xasprintf("%s_reference.py", name);

@@ -8,6 +8,7 @@
 #include "util/xalloc.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,10 +58,13 @@ int history_load(struct run_history *h, const char *run_dir, char **err)
 	memset(h, 0, sizeof(*h));
 	h->dir = xstrdup(run_dir);
 	if (!dir_exists(run_dir)) {
-		*err = xasprintf("run directory '%s' does not exist", run_dir);
+		struct stat st;
+		*err = stat(run_dir, &st) ? xasprintf("run directory '%s' does not exist", run_dir)
+					  : xasprintf("'%s' is not a directory; a run is a directory "
+						      "holding run.db (cutegen run --out DIR)", run_dir);
 		return -1;
 	}
-	struct store *s = store_open(run_dir, STORE_EXISTING, err);
+	struct store *s = store_open(run_dir, STORE_READONLY, err); /* inspecting never writes */
 	if (!s)
 		return -1;
 	int rc = -1;

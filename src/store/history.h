@@ -49,7 +49,9 @@ struct run_history {
 	int stages;                /* highest stage index + 1 */
 };
 
-/* Loads the run in run_dir. Errors: no run.db, not a database, a newer schema, no run row. */
+/* Loads the run in run_dir, opening run.db read-only (STORE_READONLY: nothing is written, no
+ * lock is taken). Errors: no run.db, not a database, an empty or damaged one, a newer schema,
+ * no run row. */
 int history_load(struct run_history *h, const char *run_dir, char **err);
 void history_release(struct run_history *h);
 

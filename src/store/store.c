@@ -4,24 +4,37 @@
  * nothing that committed), foreign keys on, a busy timeout so a reader (`cutegen runs`) never
  * makes the writer fail. Schema changes go through the migrations[] table: migrations[v] takes
  * a database from version v to v+1, all of them inside one transaction.
+ *
+ * Writers lock the run (RUN_DIR/run.lock, flock) so that two processes never interleave nodes
+ * in one run; SQLite's own locking only makes each transaction atomic. Readers open run.db with
+ * SQLITE_OPEN_READONLY: inspecting a run never changes it, and works where the user may not
+ * write (a run made by another user, a read-only copy).
  */
 #include "store/store.h"
+#include "util/err.h"
 #include "util/fsutil.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 struct store {
 	sqlite3 *db;
 	char *path;
-	int full;   /* a write failed because the disk (or the file size limit) was full */
+	int full;    /* a write failed because the disk (or the file size limit) was full */
+	int busy;    /* the last failure was "database is locked" */
+	int code;    /* the kind of the last failure (util/err.h), CG_OK when none */
+	int lock_fd; /* RUN_DIR/run.lock, flock()ed while open for writing; -1 for a reader */
 };
 
 static const char *const migrations[] = {
@@ -113,12 +126,30 @@ static double wall_now(void)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-/* Remembers whether the last error was a full disk, for store_disk_full(). */
+/* The kind of failure (util/err.h) an SQLite result code is. */
+static int code_of(int sqlite_rc)
+{
+	switch (sqlite_rc & 0xff) {
+	case SQLITE_CORRUPT: case SQLITE_NOTADB: case SQLITE_ERROR: case SQLITE_MISMATCH:
+	case SQLITE_SCHEMA: case SQLITE_FORMAT: case SQLITE_RANGE:
+		return CG_INPUT; /* what the file holds: damaged, or not a run store */
+	case SQLITE_CONSTRAINT: case SQLITE_MISUSE:
+		return CG_INTERNAL;
+	default: /* busy, locked, read-only, I/O, full, cannot open, no memory */
+		return CG_IO;
+	}
+}
+
+/* Remembers what kind of failure the last SQLite error was, for store_disk_full(),
+ * store_busy() and store_error_code(). */
 static void note_error(struct store *s)
 {
 	int e = sqlite3_system_errno(s->db);
-	if (sqlite3_errcode(s->db) == SQLITE_FULL || e == ENOSPC || e == EFBIG || e == EDQUOT)
+	int rc = sqlite3_extended_errcode(s->db) & 0xff;
+	if (rc == SQLITE_FULL || e == ENOSPC || e == EFBIG || e == EDQUOT)
 		s->full = 1;
+	s->busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+	s->code = code_of(rc);
 }
 
 static int fail(struct store *s, char **err, const char *what)
@@ -153,6 +184,41 @@ static int get_version(struct store *s)
 	return v;
 }
 
+/*
+ * The schema version of the file as it is: 0 for an empty database (no table at all: a new
+ * file, or a run killed before its first commit), or -1 with *err when it cannot be read, is no
+ * SQLite database, or has tables but no schema version (its rows were deleted), which no
+ * migration may be run on: migration 0 would try to make tables that are there.
+ */
+static int file_version(struct store *s, char **err)
+{
+	sqlite3_stmt *st = NULL;
+	int tables = -1;
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master WHERE name <> 'meta'", -1,
+			       &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		tables = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (tables < 0) {
+		note_error(s);
+		if ((sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_NOTADB)
+			*err = xasprintf("'%s' is not a cutegen run store: the file is not a "
+					 "database", s->path);
+		else
+			*err = xasprintf("cannot read run store '%s': %s", s->path,
+					 sqlite3_errmsg(s->db));
+		return -1;
+	}
+	int v = get_version(s);
+	if (v > 0 || !tables)
+		return v > 0 ? v : 0;
+	s->code = CG_INPUT;
+	*err = xasprintf("run store '%s' is damaged: it has tables but no schema version (the "
+			 "row 'schema_version' of its table meta is gone: were its rows deleted?), "
+			 "so it holds no run cutegen can read or continue; start a new run in "
+			 "another directory", s->path);
+	return -1;
+}
+
 int store_schema_version(struct store *s)
 {
 	return get_version(s);
@@ -169,15 +235,23 @@ long store_cached_tokens(struct store *s)
 	return n;
 }
 
-static int migrate(struct store *s, char **err)
+static int check_not_newer(struct store *s, int v, char **err)
 {
-	int v = get_version(s);
 	int target = (int)ARRAY_SIZE(migrations);
-	if (v > target) {
-		*err = xasprintf("run store '%s' has schema version %d, newer than this cutegen "
-				 "understands (%d): use a newer cutegen", s->path, v, target);
+	if (v <= target)
+		return 0;
+	s->code = CG_INPUT;
+	*err = xasprintf("run store '%s' has schema version %d, newer than this cutegen "
+			 "understands (%d): use a newer cutegen", s->path, v, target);
+	return -1;
+}
+
+/* Takes the database from version v (file_version) to this build's. */
+static int migrate(struct store *s, int v, char **err)
+{
+	int target = (int)ARRAY_SIZE(migrations);
+	if (check_not_newer(s, v, err))
 		return -1;
-	}
 	if (v == target)
 		return 0;
 	if (exec(s, "BEGIN IMMEDIATE", err))
@@ -210,38 +284,241 @@ static int has_run(struct store *s)
 	return n > 0;
 }
 
+/* 1 when dir exists and holds an entry other than the run's lock file: files of the user's
+ * that a new run must not write among. A directory that cannot be read is left to mkdir_p
+ * and the lock to report. */
+static int holds_other_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d)))
+		found = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			strcmp(e->d_name, "run.lock");
+	closedir(d);
+	return found;
+}
+
+/*
+ * Takes the run's write lock: an exclusive flock(2) on RUN_DIR/run.lock, without waiting, and
+ * writes this process's pid into the file for the message a second writer gets. The file
+ * stays when the store closes (removing it would let two writers lock two different files);
+ * the lock goes with the descriptor, at store_close or at the process's end.
+ */
+static int lock_run(struct store *s, const char *run_dir, char **err)
+{
+	char *path = xasprintf("%s/run.lock", run_dir);
+	int rc = -1;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		s->code = CG_IO;
+		*err = xasprintf("cannot lock run '%s': cannot open '%s': %s", run_dir, path,
+				 strerror(errno));
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+		if (e == EWOULDBLOCK) {
+			char buf[32] = "", who[48] = "";
+			ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+			long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+			if (pid > 0)
+				snprintf(who, sizeof(who), " (pid %ld)", pid);
+			s->code = CG_INPUT;
+			*err = xasprintf("run '%s' is in use: another cutegen process%s is writing it "
+					 "(it holds '%s'); wait for it to end, then `cutegen resume "
+					 "%s` to continue the run", run_dir, who, path, run_dir);
+		} else {
+			s->code = CG_IO;
+			*err = xasprintf("cannot lock run '%s': flock '%s': %s", run_dir, path,
+					 strerror(e));
+		}
+		close(fd);
+		goto out;
+	}
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	/* the pid is for messages only: a lock file that cannot be written still locks */
+	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
+		errno = 0;
+	s->lock_fd = fd;
+	rc = 0;
+out:
+	free(path);
+	return rc;
+}
+
+/* "file:" URI of path for sqlite3_open_v2 (SQLITE_OPEN_URI): every byte but a few safe ones
+ * percent-encoded, so '?', '#' and '%' in a directory name stay part of the path. */
+static char *file_uri(const char *path, const char *query)
+{
+	char *uri = xmalloc(16 + 3 * strlen(path) + strlen(query));
+	/* an absolute path gets an empty authority ("file:///..."), so "//x" is no host */
+	size_t len = (size_t)sprintf(uri, "file:%s", path[0] == '/' ? "//" : "");
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		    strchr("/._-~", *c))
+			uri[len++] = (char)*c;
+		else
+			len += (size_t)sprintf(uri + len, "%%%02X", *c);
+	}
+	sprintf(uri + len, "?%s", query);
+	return uri;
+}
+
+/* Opens s->path read-only, immutable or not, and reads its schema version into *v. */
+static int open_ro(struct store *s, int immutable, int *v, char **err)
+{
+	char *uri = file_uri(s->path, immutable ? "mode=ro&immutable=1" : "mode=ro");
+	int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
+		s->code = CG_IO;
+		*err = xasprintf("cannot open run store '%s' for reading: %s", s->path,
+				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		return -1;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	*v = file_version(s, err);
+	return *v < 0 ? -1 : 0;
+}
+
+/*
+ * Opens run.db for reading only, leaving the directory as it was. A run that closed cleanly
+ * left no -wal (nor a rollback journal): the main file is the whole database, and it is opened
+ * immutable, with no locks and no -wal or -shm made beside it (a reader that made them, owned
+ * by the reader, could keep the run's owner from writing it again). Otherwise a writer may be
+ * at work, or was killed: the file is opened the ordinary way, reading the -wal through the
+ * -shm, and where that cannot be (a directory the reader may not write and no -shm),
+ * immutable after all: what the main file holds. Then *v is the schema version.
+ */
+static int open_readonly(struct store *s, int *v, char **err)
+{
+	char *wal = xasprintf("%s-wal", s->path), *journal = xasprintf("%s-journal", s->path);
+	int settled = access(wal, F_OK) && errno == ENOENT && access(journal, F_OK) &&
+		      errno == ENOENT;
+	free(wal);
+	free(journal);
+	if (settled)
+		return open_ro(s, 1, v, err);
+	char *e1 = NULL;
+	if (!open_ro(s, 0, v, &e1))
+		return 0;
+	int rc = s->db ? sqlite3_extended_errcode(s->db) & 0xff : SQLITE_NOMEM;
+	if (rc != SQLITE_CANTOPEN && rc != SQLITE_READONLY) {
+		*err = e1;
+		return -1;
+	}
+	free(e1);
+	sqlite3_close(s->db);
+	s->db = NULL;
+	s->code = CG_OK;
+	return open_ro(s, 1, v, err);
+}
+
+/*
+ * A reader of an older schema: the database is copied into memory (sqlite3 backup) and the
+ * copy migrated, so that the queries of this build run on it and the file stays as it is.
+ */
+static int migrate_in_memory(struct store *s, int v, char **err)
+{
+	sqlite3 *mem = NULL;
+	if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_close(mem);
+		s->code = CG_IO;
+		*err = xasprintf("run store '%s': cannot make a copy in memory to read its schema "
+				 "version %d with", s->path, v);
+		return -1;
+	}
+	sqlite3_backup *b = sqlite3_backup_init(mem, "main", s->db, "main");
+	int rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(mem);
+	if (b)
+		sqlite3_backup_finish(b); /* leaves a failure's message in mem */
+	if (rc != SQLITE_DONE) {
+		s->code = code_of(rc);
+		s->busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+		*err = xasprintf("run store '%s': cannot read it (schema version %d, older than "
+				 "this cutegen's %d, is read through a copy in memory): %s", s->path, v,
+				 STORE_SCHEMA_VERSION, sqlite3_errmsg(mem));
+		sqlite3_close(mem);
+		return -1;
+	}
+	sqlite3_close(s->db);
+	s->db = mem;
+	return migrate(s, v, err);
+}
+
+/* Opens run.db to write it (mode STORE_CREATE or STORE_EXISTING): what it is is read before
+ * anything is written, so that no schema is made in a file that holds something else. */
+static int open_writable(struct store *s, const char *run_dir, int mode, char **err)
+{
+	int flags = SQLITE_OPEN_READWRITE | (mode == STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
+	if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
+		s->code = CG_IO;
+		*err = xasprintf("cannot open run store '%s': %s", s->path,
+				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		return -1;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	int v = file_version(s, err);
+	if (v < 0 || check_not_newer(s, v, err))
+		return -1;
+	if (mode == STORE_EXISTING && v == 0) {
+		s->code = CG_INPUT;
+		*err = xasprintf("'%s' holds no run: its run.db is an empty database (the run never "
+				 "began): start one with `cutegen run TASK --out %s`", run_dir, run_dir);
+		return -1;
+	}
+	if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
+		 err))
+		return -1;
+	return migrate(s, v, err);
+}
+
 struct store *store_open(const char *run_dir, int mode, char **err)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
+	s->lock_fd = -1;
 	s->path = xasprintf("%s/run.db", run_dir);
-	if (mode == STORE_CREATE && mkdir_p(run_dir)) {
-		*err = xasprintf("cannot make run directory '%s': %s", run_dir, strerror(errno));
-		goto fail;
-	}
-	if (mode == STORE_EXISTING && !file_exists(s->path)) {
+	int exists = file_exists(s->path);
+	if (mode != STORE_CREATE && !exists) {
 		*err = xasprintf("'%s' holds no run (no run.db): give the directory `cutegen run` "
 				 "wrote (its --out)", run_dir);
 		goto fail;
 	}
-	int flags = SQLITE_OPEN_READWRITE | (mode == STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
-	if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
-		*err = xasprintf("cannot open run store '%s': %s", s->path,
-				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	if (mode == STORE_CREATE && !exists && holds_other_files(run_dir)) {
+		*err = xasprintf("'%s' exists and holds files that are not a cutegen run: give a new "
+				 "or empty directory (--out), or `cutegen resume` a run", run_dir);
 		goto fail;
 	}
-	sqlite3_busy_timeout(s->db, 5000);
-	if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
-		 err))
+	if (mode == STORE_CREATE && mkdir_p(run_dir)) {
+		*err = xasprintf("cannot make run directory '%s': %s", run_dir, strerror(errno));
 		goto fail;
-	if (migrate(s, err))
+	}
+	if (mode == STORE_READONLY) {
+		int v = 0;
+		if (open_readonly(s, &v, err) || check_not_newer(s, v, err))
+			goto fail;
+		if (v == 0) {
+			*err = xasprintf("'%s' holds no run: its run.db is an empty database (the run "
+					 "never began)", run_dir);
+			goto fail;
+		}
+		if (v < STORE_SCHEMA_VERSION && migrate_in_memory(s, v, err))
+			goto fail;
+	} else if (lock_run(s, run_dir, err) || open_writable(s, run_dir, mode, err)) {
 		goto fail;
+	}
 	if (mode == STORE_CREATE && has_run(s)) {
 		*err = xasprintf("'%s' already holds a run: continue it with `cutegen resume %s`, or "
 				 "pick another --out", run_dir, run_dir);
 		goto fail;
 	}
-	if (mode == STORE_EXISTING && !has_run(s)) {
-		*err = xasprintf("run store '%s' holds no run", s->path);
+	if (mode != STORE_CREATE && !has_run(s)) {
+		*err = xasprintf("run store '%s' holds no run (its table runs is empty)", s->path);
 		goto fail;
 	}
 	return s;
@@ -256,6 +533,8 @@ void store_close(struct store *s)
 		return;
 	if (s->db)
 		sqlite3_close(s->db);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd); /* after the database: the lock covers its last write */
 	free(s->path);
 	free(s);
 }
@@ -263,6 +542,16 @@ void store_close(struct store *s)
 int store_disk_full(const struct store *s)
 {
 	return s->full;
+}
+
+int store_error_code(const struct store *s)
+{
+	return s->code;
+}
+
+int store_busy(const struct store *s)
+{
+	return s->busy;
 }
 
 const char *store_path(const struct store *s)
@@ -390,8 +679,8 @@ int store_run_get(struct store *s, struct store_run *out, char **err)
 				      "cut_s, cut_llm_s, cut_compile_s, cut_eval_s, cut_compiles, "
 				      "torch_json FROM runs WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
 		return fail(s, err, "cannot read the run");
-	int rc = -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	int rc = -1, r = sqlite3_step(st);
+	if (r == SQLITE_ROW) {
 		out->task_name = col_text(st, 0);
 		out->task_json = col_text(st, 1);
 		out->config_json = col_text(st, 2);
@@ -410,8 +699,11 @@ int store_run_get(struct store *s, struct store_run *out, char **err)
 		out->cut_compiles = sqlite3_column_int(st, 15);
 		out->torch_json = col_text(st, 16);
 		rc = 0;
-	} else {
+	} else if (r == SQLITE_DONE) {
+		s->code = CG_INPUT;
 		*err = xasprintf("run store '%s' holds no run", s->path);
+	} else {
+		fail(s, err, "cannot read the run");
 	}
 	sqlite3_finalize(st);
 	return rc;

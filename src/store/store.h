@@ -9,8 +9,14 @@
  * that opens and holds every node that completed. Not for: deciding anything (agent.c) or
  * printing (cmd_*).
  *
+ * One writer at a time: a store opened to write (STORE_CREATE, STORE_EXISTING) holds an
+ * exclusive flock(2) on RUN_DIR/run.lock (which holds the writer's pid) until store_close, and
+ * a second writer, in this process or another, is refused at once. The kernel drops the lock
+ * when the process ends, however it ends. Readers (STORE_READONLY) take no lock and never write.
+ *
  * Usage:
- *   1. struct store *s = store_open(run_dir, STORE_CREATE, &err)  (STORE_EXISTING to resume);
+ *   1. struct store *s = store_open(run_dir, STORE_CREATE, &err)  (STORE_EXISTING to resume,
+ *      STORE_READONLY to inspect);
  *   2. a new run: store_run_begin(s, &run, &err); a resumed one: store_run_get(s, &run, &err);
  *   3. per node: store_add_node(s, &node, &call, &err) (node->id is filled in);
  *      store_nodes(s, &nodes, &n, &err) reads them back (for resume and reports);
@@ -25,17 +31,37 @@
 /* The schema this build writes; older databases are migrated on open, newer ones refused. */
 #define STORE_SCHEMA_VERSION 5
 
-enum { STORE_CREATE = 1, STORE_EXISTING = 2 };
+enum { STORE_CREATE = 1, STORE_EXISTING = 2, STORE_READONLY = 3 };
 
 struct store;
 
-/* Opens RUN_DIR/run.db. STORE_CREATE makes the directory and a fresh database (refusing one
- * that already holds a run); STORE_EXISTING requires one. Migrates older schemas. */
+/*
+ * Opens RUN_DIR/run.db; NULL with a heap message in *err when it cannot.
+ *   STORE_CREATE   makes the directory and a fresh database, and takes the run's lock. It
+ *                  refuses a directory that already holds a run, and an existing directory
+ *                  that holds files but no run.db (it never writes among files of the user's).
+ *   STORE_EXISTING (resume) requires a run, takes the run's lock, migrates an older schema.
+ *   STORE_READONLY (show, report, runs, export) requires a run and opens run.db read-only: no
+ *                  lock, no schema made, nothing written (an older schema is migrated in a
+ *                  private copy in memory). Its write functions fail.
+ * An empty database (no schema), one whose meta table lost its schema version (its rows were
+ * deleted) or a newer schema is refused with a message saying so, never rewritten; a lock
+ * held by another writer is refused naming its pid.
+ */
 struct store *store_open(const char *run_dir, int mode, char **err);
+/* Closes the database and drops the run's lock. NULL is a no-op. */
 void store_close(struct store *s);
 /* 1 when a write failed because the disk or the file size limit was full (SQLITE_FULL,
  * ENOSPC, EFBIG, EDQUOT): what committed is intact; free space and resume. */
 int store_disk_full(const struct store *s);
+/* The kind of the last failure of a function on s, as a code of util/err.h: CG_OK when none
+ * failed, CG_INPUT when the database is damaged (not a database, corrupt, a row missing),
+ * CG_IO when it could not be read or written (locked by another program, read-only, disk
+ * full, an I/O error). Commands turn it into the exit status (exit_status_for). */
+int store_error_code(const struct store *s);
+/* 1 when the last failure was SQLite's "database is locked": another program (a sqlite3
+ * shell, a backup) held run.db past the busy timeout. */
+int store_busy(const struct store *s);
 /* The database's path (owned by s). */
 const char *store_path(const struct store *s);
 /* The schema version of the open database (STORE_SCHEMA_VERSION after a successful open). */

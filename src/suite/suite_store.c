@@ -420,7 +420,7 @@ int suite_read_run(const char *run_dir, struct suite_task *t, char **err)
 	struct store_node *nodes = NULL;
 	size_t n = 0;
 	int rc = -1;
-	struct store *s = store_open(run_dir, STORE_EXISTING, err);
+	struct store *s = store_open(run_dir, STORE_READONLY, err);
 	if (!s)
 		goto out;
 	if (store_run_get(s, &run, err) || store_nodes(s, &nodes, &n, err))

@@ -88,7 +88,8 @@ static int load_task_list(const char *what, struct task_list *l, char **err)
 	if (r) {
 		*err = r == CG_INPUT_TOOBIG ? xasprintf("task list '%s' is larger than 1 MiB", what)
 			       : xasprintf("'%s' is neither a built-in suite (kb1, hopper, llm), a "
-					   "directory of module files nor a readable task list file", what);
+					   "directory of module files nor a readable task list file (%s)",
+					   what, strbuf_read_strerror(r, what));
 		strbuf_release(&sb);
 		return -1;
 	}

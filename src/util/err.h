@@ -31,8 +31,10 @@ enum cg_code {
 
 #define CG_EXT(primary, n) ((primary) | ((n) << 8))
 
-/* Extended codes of util/: strbuf_read_file's input past its cap. */
+/* Extended codes of util/: strbuf_read_file's input past its cap, and its path that names no
+ * file to read (a directory, a device, a FIFO no process writes to). */
 #define CG_INPUT_TOOBIG CG_EXT(CG_INPUT, 1)
+#define CG_INPUT_NOTREG CG_EXT(CG_INPUT, 2)
 
 /* The primary code of a (possibly extended) code; CG_ERROR for any negative value. */
 static inline int cg_primary(int rc)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char strbuf_empty[1];
@@ -149,20 +150,87 @@ int strbuf_read_fd(struct strbuf *sb, int fd)
 	}
 }
 
+/* Whether st may be read as a file: a regular file, a FIFO or pipe (see fifo_has_writer) or
+ * /dev/null (the empty file, as in CUTEGEN_CONFIG=/dev/null). Not a directory, a socket, a
+ * terminal nor an endless device such as /dev/zero. */
+static int readable_kind(const struct stat *st)
+{
+	struct stat null;
+	if (S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
+		return 1;
+	return S_ISCHR(st->st_mode) && !stat("/dev/null", &null) && S_ISCHR(null.st_mode) &&
+	       null.st_rdev == st->st_rdev;
+}
+
+/* The first read of a FIFO opened O_NONBLOCK, into sb: 0 when a process writes to it (data
+ * came, or none yet), CG_INPUT_NOTREG at an end of file straight away (no process writes to
+ * it: a named FIFO nobody feeds, which a blocking open() would wait on forever). */
+static int fifo_first_read(struct strbuf *sb, int fd)
+{
+	char tmp[4096];
+	for (;;) {
+		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (n > 0)
+			return strbuf_add(sb, tmp, (size_t)n) ? CG_INPUT_TOOBIG : 0;
+		if (n == 0)
+			return CG_INPUT_NOTREG;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		if (errno != EINTR)
+			return CG_INPUT;
+	}
+}
+
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max_bytes)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: open() of a FIFO waits for a writer; this one returns at once and the
+	 * first read says whether one is there. Cleared before the real reads. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return CG_INPUT;
 	size_t old_cap = sb->cap;
 	if (max_bytes)
 		sb->cap = sb->len + max_bytes;
-	int r = strbuf_read_fd(sb, fd);
+	struct stat st;
+	int r = fstat(fd, &st) ? CG_INPUT : readable_kind(&st) ? 0 : CG_INPUT_NOTREG;
+	if (!r && S_ISFIFO(st.st_mode))
+		r = fifo_first_read(sb, fd);
+	int fl;
+	if (!r && ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+		r = CG_INPUT;
+	if (!r)
+		r = strbuf_read_fd(sb, fd);
+	if (r == CG_INPUT_NOTREG)
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 	int saved = errno;
 	sb->cap = old_cap;
 	close(fd);
 	errno = saved;
 	return r;
+}
+
+const char *strbuf_read_strerror(int r, const char *path)
+{
+	static const struct {
+		unsigned type;
+		const char *text;
+	} kinds[] = {
+		{ S_IFDIR, "it is a directory, not a regular file" },
+		{ S_IFIFO, "it is a FIFO with no process writing to it, not a regular file" },
+		{ S_IFCHR, "it is a character device, not a regular file" },
+		{ S_IFBLK, "it is a block device, not a regular file" },
+		{ S_IFSOCK, "it is a socket, not a regular file" },
+	};
+	if (r == CG_INPUT_TOOBIG)
+		return "it is larger than the limit";
+	if (r != CG_INPUT_NOTREG)
+		return strerror(errno);
+	struct stat st;
+	if (!stat(path, &st))
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
+			if ((st.st_mode & S_IFMT) == kinds[i].type)
+				return kinds[i].text;
+	return "it is not a regular file";
 }
 
 int starts_with(const char *s, const char *prefix)

@@ -46,9 +46,18 @@ int strbuf_starts_with(const struct strbuf *sb, const char *prefix);
 /* Reads all of fd into sb (appending). Returns 0, CG_INPUT on a read error (errno set), or
  * CG_INPUT_TOOBIG past the cap (util/err.h). */
 int strbuf_read_fd(struct strbuf *sb, int fd);
-/* Reads a whole file. Returns 0, CG_INPUT when it cannot be opened or read (errno set), or
- * CG_INPUT_TOOBIG if larger than max_bytes (0 = any). */
+/*
+ * Reads a whole file (appending). Returns 0, CG_INPUT when it cannot be opened or read (errno
+ * set), CG_INPUT_TOOBIG if larger than max_bytes (0 = any), or CG_INPUT_NOTREG, without
+ * waiting, for what is not a file to read: a directory (errno EISDIR), a device, a socket or a
+ * FIFO no process writes to (errno EINVAL). A FIFO or pipe some process writes to
+ * (/dev/stdin of a pipeline, bash's <(...)) is read to its end; /dev/null reads as empty.
+ */
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max_bytes);
+/* Why strbuf_read_file(path) returned r, to follow "cannot read 'PATH': ": "it is a FIFO with
+ * no process writing to it, not a regular file", "it is a directory, ...", or strerror(errno)
+ * for a plain CG_INPUT (so call it before anything else sets errno). Static string. */
+const char *strbuf_read_strerror(int r, const char *path);
 
 /* Helpers on plain strings. */
 int starts_with(const char *s, const char *prefix);

@@ -132,6 +132,43 @@ check "missing file message" grep -q "^error: cannot read task file '.*missing.j
 run task show "$tmp/broken.json"
 check "task show of a broken file exits 3" test "$rc" -eq 3
 
+# --- input paths that are no file: refused at once, never waited on (red team 6: `task check
+# FIFO` hung in open() for a writer); a pipe something writes to is read (/dev/stdin, <(...))
+# trun ARGS...: run under a deadline, so that a regression fails instead of hanging
+trun() { timeout 20 "$CUTEGEN" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+mkfifo "$tmp/fifo"
+for c in "task check" "task show" "eval k.cu --task" "run" "build"; do
+    trun $c "$tmp/fifo"
+    check "$c FIFO: exit 3 at once, saying it is a FIFO (rc $rc)" sh -c "[ $rc -eq 3 ] && grep -q \
+        \"^error: cannot read .*fifo': it is a FIFO with no process writing to it, not a regular file\" '$tmp/err'"
+done
+trun suite "$tmp/fifo" --out "$tmp/suite_out"
+check "suite FIFO: exit 3 at once (rc $rc)" test "$rc" -eq 3
+trun llm --backend replay --replay "$tmp/fifo" hello
+check "llm --replay FIFO: exit 3 at once (rc $rc)" test "$rc" -eq 3
+check "the FIFO is still one" test -p "$tmp/fifo"
+trun task check "$tmp"
+check "task check DIRECTORY says so (rc $rc)" grep -q "^error: cannot read task file '.*': it is a directory, not a regular file" "$tmp/err"
+trun task check /dev/zero
+check "task check /dev/zero: exit 3, a device (rc $rc)" sh -c "[ $rc -eq 3 ] && grep -q \"it is a character device, not a regular file\" '$tmp/err'"
+timeout 20 "$CUTEGEN" task check /dev/stdin <"$tmp/good.json" >"$tmp/out" 2>&1; rc=$?
+check "task check /dev/stdin of a file (rc $rc)" test "$rc" -eq 0
+cat "$tmp/good.json" | timeout 20 "$CUTEGEN" task check /dev/stdin >"$tmp/out" 2>&1; rc=$?
+check "task check /dev/stdin of a pipe (rc $rc)" test "$rc" -eq 0
+trun task check <(cat "$tmp/good.json")
+check "task check <(...) (rc $rc)" test "$rc" -eq 0
+
+# --- encodings (red team 14): a UTF-8 byte order mark is skipped; UTF-16 and NULs are named
+printf '\xef\xbb\xbf' | cat - "$tmp/good.json" >"$tmp/bom.json"
+run task check "$tmp/bom.json"
+check "a UTF-8 BOM is accepted (rc $rc)" grep -q "^ok .*bom.json (task 'my/gemm', gemm)" "$tmp/out"
+python3 -c 'import sys; t = open(sys.argv[1]).read(); open(sys.argv[2], "wb").write(t.encode("utf-16"))' "$tmp/good.json" "$tmp/u16.json"
+run task check "$tmp/u16.json"
+check "UTF-16 is named (rc $rc)" grep -qx "error: task file '.*u16.json' is UTF-16 (little-endian); save it as UTF-8" "$tmp/err"
+{ head -c 20 "$tmp/good.json"; printf '\0'; tail -c +21 "$tmp/good.json"; } >"$tmp/nul.json"
+run task check "$tmp/nul.json"
+check "a NUL byte is named with its offset (rc $rc)" grep -qx "error: task file '.*nul.json' has a NUL byte at offset 20; save it as UTF-8 text" "$tmp/err"
+
 # --- help and dispatch
 run help tasks
 check "help tasks" test "$rc" -eq 0 -a -n "$out"

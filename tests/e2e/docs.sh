@@ -19,6 +19,19 @@ secs=$(echo "$(date +%s.%N) - $start" | bc)
 echo "# index: $(cat "$tmp/out") ($secs s)"
 check "docs index builds" '[ $rc -eq 0 ] && [ -s "$db" ]'
 check "docs index takes under 20 s" '[ "$(echo "$secs < 20" | bc)" = 1 ]'
+# the index is renamed into place: onto a symlink's target, never over a device or a FIFO
+# (red team 1: `docs index --out DEVICE` as root replaced the device by the database)
+mkdir -p "$tmp/real"; ln -s real/linked.db "$tmp/link.db"
+"$CUTEGEN" docs index --out "$tmp/link.db" >"$tmp/out" 2>&1; rc=$?
+check "docs index --out SYMLINK fills the target, the link stays" '[ $rc -eq 0 ] && [ -L "$tmp/link.db" ] && [ -s "$tmp/real/linked.db" ]'
+mkfifo "$tmp/fifo.db"
+timeout 60 "$CUTEGEN" docs index --out "$tmp/fifo.db" >"$tmp/out" 2>&1; rc=$?
+check "docs index --out FIFO: exit 4, the FIFO stays (rc $rc)" '[ $rc -eq 4 ] && [ -p "$tmp/fifo.db" ] && grep -q "^error: cannot write the index to .*fifo.db.: it is a FIFO, not a regular file" "$tmp/out"'
+if [ "$(id -u)" = 0 ]; then
+    mknod "$tmp/dev.db" c 1 3
+    "$CUTEGEN" docs index --out "$tmp/dev.db" >"$tmp/out" 2>&1; rc=$?
+    check "docs index --out DEVICE: exit 4, the device stays (rc $rc)" '[ $rc -eq 4 ] && [ -c "$tmp/dev.db" ] && grep -q "it is a character device, not a regular file" "$tmp/out"'
+fi
 
 "$CUTEGEN" docs search --db "$db" "tiled copy predication" -n 8 >"$tmp/out" 2>&1; rc=$?
 check "search finds the predication note" '[ $rc -eq 0 ] && head -40 "$tmp/out" | grep -q "^[1-5]\. docs/cute/03-tiled-copy.md:[0-9-]*  Predication"'

@@ -43,7 +43,7 @@ for cmd in eval profile build; do
         cg $cmd "$k" -t kb1/19_relu
         [ $cmd = build ] && cg build "$k"
         check "$cmd $(basename "$k"): exit 3 with the reason (rc $rc)" \
-            '[ $rc -eq 3 ] && grep -q "cannot read kernel .*: \(No such file or directory\|Is a directory\)" "$T/err" && ! grep -q policy "$T/out" "$T/err"'
+            '[ $rc -eq 3 ] && grep -q "cannot read kernel .*: \(No such file or directory\|it is a directory, not a regular file\)" "$T/err" && ! grep -q policy "$T/out" "$T/err"'
     done
 done
 cg eval "$T/nonexist.cu" -t kb1/19_relu --json
@@ -51,7 +51,7 @@ check "eval --json on a missing kernel says input_error, not policy (rc $rc)" \
     '[ $rc -eq 3 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"verdict\"]==\"input_error\" and d[\"stage\"]==\"input\" and \"No such file\" in d[\"message\"], d" "$T/out"'
 cg build "$T/adir" --json
 check "build --json on a directory says so (rc $rc)" \
-    '[ $rc -eq 3 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"stage\"]==\"input\" and \"Is a directory\" in d[\"error\"], d" "$T/out"'
+    '[ $rc -eq 3 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"stage\"]==\"input\" and \"it is a directory\" in d[\"error\"], d" "$T/out"'
 cg profile "$T/adir" -t kb1/19_relu --json
 check "profile --json on a directory says input_error (rc $rc)" \
     '[ $rc -eq 3 ] && grep -q "\"status\": \"input_error\"" "$T/out"'

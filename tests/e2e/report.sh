@@ -74,6 +74,29 @@ H="$T/loop_h200_run"
 "$CUTEGEN" report "$H" --html "$T/h200.html"
 rc=$?
 check "report of the H200 run (rc $rc)" '[ $rc -eq 0 ] && [ -s "$T/h200.html" ]'
+# ---- output paths that are not plain files are written, never replaced (red team 1: as root,
+# `--md /dev/stdout` and `--html /dev/full` became regular files, a symlink was replaced by one).
+# /proc/self/fd/1 is /dev/stdout one link on, where a regression cannot replace anything.
+O="$T/outs"; mkdir -p "$O"
+"$CUTEGEN" report "$H" --md /proc/self/fd/1 >"$O/stdout.md" 2>"$O/err"; rc=$?
+check "report --md /dev/stdout writes to standard output (rc $rc)" '[ $rc -eq 0 ] && grep -q "^### cutegen run: .kb1/19_relu." "$O/stdout.md"'
+echo "earlier log line" >"$O/log.md"
+"$CUTEGEN" report "$H" --md /proc/self/fd/1 >>"$O/log.md" 2>"$O/err"; rc=$?
+check "report --md /dev/stdout >> log appends, the log kept (rc $rc)" '[ $rc -eq 0 ] && [ "$(head -1 "$O/log.md")" = "earlier log line" ] && grep -q "^### cutegen run" "$O/log.md"'
+mkdir -p "$O/real"; echo old >"$O/real/target.md"; ln -s real/target.md "$O/link.md"
+"$CUTEGEN" report "$H" --md "$O/link.md" 2>"$O/err"; rc=$?
+check "report --md SYMLINK writes the target, the link stays (rc $rc)" '[ $rc -eq 0 ] && [ -L "$O/link.md" ] && grep -q "^### cutegen run" "$O/real/target.md" && ! ls -a "$O" "$O/real" | grep -q "\.tmp\."'
+mkfifo "$O/fifo"
+timeout 20 cat "$O/fifo" >"$O/from_fifo.html" &
+reader=$!
+timeout 20 "$CUTEGEN" report "$H" --html "$O/fifo" 2>"$O/err"; rc=$?
+wait $reader
+check "report --html FIFO writes into it, the FIFO stays (rc $rc)" '[ $rc -eq 0 ] && [ -p "$O/fifo" ] && grep -q "</html>" "$O/from_fifo.html"'
+if [ "$(id -u)" = 0 ]; then full="$O/full"; mknod "$full" c 1 7; else full=/dev/full; fi
+"$CUTEGEN" report "$H" --html "$full" 2>"$O/err"; rc=$?
+check "report --html /dev/full: exit 4, no space left, the device stays (rc $rc)" '[ $rc -eq 4 ] && grep -q "^error: cannot write .*full.: No space left on device" "$O/err" && [ -c "$full" ]'
+"$CUTEGEN" report "$H" --md "$O/real" 2>"$O/err"; rc=$?
+check "report --md DIRECTORY says so (rc $rc)" '[ $rc -eq 4 ] && grep -q "^error: cannot write .*real.: Is a directory" "$O/err"'
 if command -v chromium >/dev/null; then
     timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$T/h200.html" \
         >"$T/h200_dom.html" 2>/dev/null

@@ -19,6 +19,7 @@ TEST(err_codes_map_to_exit_statuses_in_one_place)
 	CHECK_INT(exit_status_for(CG_USAGE), EXIT_USAGE);
 	CHECK_INT(exit_status_for(CG_INPUT), EXIT_INPUT);
 	CHECK_INT(exit_status_for(CG_INPUT_TOOBIG), EXIT_INPUT);
+	CHECK_INT(exit_status_for(CG_INPUT_NOTREG), EXIT_INPUT);
 	CHECK_INT(exit_status_for(CG_REJECTED), EXIT_VERDICT);
 	CHECK_INT(exit_status_for(CG_ENV), EXIT_ENV);
 	CHECK_INT(exit_status_for(CG_IO), EXIT_ENV);

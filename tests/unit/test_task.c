@@ -263,6 +263,57 @@ TEST(task_error_json_and_names)
 	CHECK_ERR("{\"description\": 7, " GEMM "}", "field 'description' must be a string");
 }
 
+/* Parses len bytes of text (NULs and all) as "dir/t.json": the error (heap), or NULL. */
+static char *parse_bytes_err(const char *text, size_t len)
+{
+	char *err = NULL;
+	struct task *t = task_parse_json(text, len, "dir/t.json", &err);
+	task_free(t);
+	return t ? NULL : err ? err : xstrdup("(no message)");
+}
+
+/* Red team 14: a UTF-8 byte order mark got "'[' or '{' expected near '\ufeff'", UTF-16
+ * "unable to decode byte 0xff", and a NUL "'}' expected near end of file". */
+TEST(task_file_encodings_are_named)
+{
+	static const char json[] = "{\"op\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64}";
+	char buf[512], *e;
+	size_t n = strlen(json);
+	/* a UTF-8 mark is skipped: the file is the task */
+	memcpy(buf, "\xef\xbb\xbf", 3);
+	memcpy(buf + 3, json, n);
+	CHECK(!(e = parse_bytes_err(buf, n + 3)));
+	/* UTF-16 with its mark (what Windows' "Unicode" saves), and without, either byte order */
+	for (int be = 0; be <= 1; be++)
+		for (int bom = 0; bom <= 1; bom++) {
+			size_t k = 0;
+			if (bom) {
+				buf[k++] = be ? '\xfe' : '\xff';
+				buf[k++] = be ? '\xff' : '\xfe';
+			}
+			for (size_t i = 0; i < n; i++) {
+				buf[k++] = be ? 0 : json[i];
+				buf[k++] = be ? json[i] : 0;
+			}
+			e = parse_bytes_err(buf, k);
+			CHECK_STR(e, be ? "task file 'dir/t.json' is UTF-16 (big-endian); save it as UTF-8"
+					: "task file 'dir/t.json' is UTF-16 (little-endian); save it as UTF-8");
+			free(e);
+		}
+	e = parse_bytes_err("\xff\xfe\0\0{\0\0\0", 8);
+	CHECK_STR(e, "task file 'dir/t.json' is UTF-32 (little-endian); save it as UTF-8");
+	free(e);
+	memcpy(buf, json, n);
+	buf[10] = '\0';
+	e = parse_bytes_err(buf, n);
+	CHECK_STR(e, "task file 'dir/t.json' has a NUL byte at offset 10; save it as UTF-8 text");
+	free(e);
+	/* ordinary bad JSON keeps its message */
+	e = parse_bytes_err("\xef\xbb\xbf{", 4);
+	CHECK_HAS(e, "task file 'dir/t.json': invalid JSON at line 1");
+	free(e);
+}
+
 TEST(task_defaults_filled)
 {
 	struct task *t = parse_ok("{" GEMM "}");

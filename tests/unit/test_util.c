@@ -1,17 +1,25 @@
 /* Tests of the primitives: strbuf caps, sha256 vectors, option parsing, child processes. */
 #include "test.h"
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "common/proc.h"
+#include "util/err.h"
+#include "util/fsutil.h"
 #include "util/opt.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/suggest.h"
+#include "util/xalloc.h"
 
 TEST(strbuf_grows_and_caps)
 {
@@ -29,6 +37,207 @@ TEST(strbuf_grows_and_caps)
 	CHECK_INT(strbuf_addch(&sb, 'f'), -1);
 	CHECK_STR(sb.buf, "abcde");
 	strbuf_release(&sb);
+}
+
+/* Red team 6: `task check FIFO` waited forever in open() for a writer that never came. */
+TEST(strbuf_read_file_refuses_a_fifo_nobody_writes_to_at_once)
+{
+	alarm(10); /* a regression hangs: SIGALRM fails the test instead */
+	struct strbuf sb = STRBUF_INIT;
+	char *fifo = xasprintf("%s/fifo", test_tmpdir());
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_INT(strbuf_read_file(&sb, fifo, 1 << 20), CG_INPUT_NOTREG);
+	CHECK_STR(strbuf_read_strerror(CG_INPUT_NOTREG, fifo),
+		  "it is a FIFO with no process writing to it, not a regular file");
+	CHECK_INT(sb.len, 0);
+	struct stat st;
+	CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	free(fifo);
+	strbuf_release(&sb);
+}
+
+/* What is no file to read fails at once, saying what it is; /dev/null reads as empty. */
+TEST(strbuf_read_file_refuses_directories_and_devices)
+{
+	alarm(10);
+	struct strbuf sb = STRBUF_INIT;
+	CHECK_INT(strbuf_read_file(&sb, test_tmpdir(), 0), CG_INPUT_NOTREG);
+	CHECK_INT(errno, EISDIR);
+	CHECK_STR(strbuf_read_strerror(CG_INPUT_NOTREG, test_tmpdir()),
+		  "it is a directory, not a regular file");
+	/* /dev/zero with no cap would eat all memory; /dev/tty would wait on the keyboard */
+	CHECK_INT(strbuf_read_file(&sb, "/dev/zero", 0), CG_INPUT_NOTREG);
+	CHECK_STR(strbuf_read_strerror(CG_INPUT_NOTREG, "/dev/zero"),
+		  "it is a character device, not a regular file");
+	CHECK_INT(strbuf_read_file(&sb, "/dev/urandom", 1 << 20), CG_INPUT_NOTREG);
+	CHECK_INT(sb.len, 0);
+	CHECK_INT(strbuf_read_file(&sb, "/dev/null", 16), 0);
+	CHECK_INT(sb.len, 0);
+	CHECK_INT(strbuf_read_file(&sb, "/nonexistent/cutegen-test", 0), CG_INPUT);
+	CHECK_STR(strbuf_read_strerror(CG_INPUT, "/nonexistent/cutegen-test"), "No such file or directory");
+	strbuf_release(&sb);
+}
+
+/* A pipe some process writes to is read to its end: /dev/stdin of `cat t.json | cutegen ...`
+ * and bash's <(...), both /proc/self/fd/N, with the data there already or still to come. */
+TEST(strbuf_read_file_reads_a_pipe_with_a_writer)
+{
+	alarm(10);
+	struct strbuf sb = STRBUF_INIT;
+	int p[2];
+	CHECK(pipe(p) == 0);
+	CHECK_INT(write(p[1], "{\"a\": 1}", 8), 8);
+	close(p[1]);
+	char *path = xasprintf("/proc/self/fd/%d", p[0]);
+	CHECK_INT(strbuf_read_file(&sb, path, 1 << 20), 0);
+	CHECK_STR(sb.buf, "{\"a\": 1}");
+	close(p[0]);
+	free(path);
+
+	/* the writer is there but writes later: the read waits for it */
+	CHECK(pipe(p) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		usleep(200 * 1000);
+		(void)!write(p[1], "late", 4);
+		_exit(0);
+	}
+	close(p[1]);
+	strbuf_reset(&sb);
+	path = xasprintf("/proc/self/fd/%d", p[0]);
+	CHECK_INT(strbuf_read_file(&sb, path, 1 << 20), 0);
+	CHECK_STR(sb.buf, "late");
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	free(path);
+	strbuf_release(&sb);
+}
+
+static char *slurp(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (strbuf_read_file(&sb, path, 1 << 20)) {
+		strbuf_release(&sb);
+		return xstrdup("(unreadable)");
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Whether dir holds a file whose name has ".tmp." in it (a temporary left behind). */
+static int has_tmp(const char *dir)
+{
+	struct child_process cp = CHILD_PROCESS_INIT;
+	struct strbuf out = STRBUF_INIT;
+	const char *argv[] = { "ls", "-a", dir, NULL };
+	cp.argv = argv;
+	cp.out = &out;
+	int r = run_command(&cp) == 0 && strstr(out.buf, ".tmp.") != NULL;
+	strbuf_release(&out);
+	return r;
+}
+
+/* Red team 1: the report's output paths were replaced by rename(): a symbolic link by a file
+ * (its target untouched), a FIFO or device by a regular file. */
+TEST(write_file_atomic_replaces_files_and_follows_links)
+{
+	const char *d = test_tmpdir();
+	char *file = xasprintf("%s/out.md", d), *link = xasprintf("%s/link.md", d);
+	char *target = xasprintf("%s/sub/target.md", d), *dangling = xasprintf("%s/dangling.md", d);
+	char *sub = xasprintf("%s/sub", d);
+	struct stat st;
+	CHECK_INT(write_file_atomic(file, "one\n", 4), 0);
+	CHECK_INT(write_file_atomic(file, "two\n", 4), 0);
+	char *got = slurp(file);
+	CHECK_STR(got, "two\n");
+	free(got);
+	/* a relative link into another directory: the link stays, its target gets the text */
+	CHECK(mkdir(sub, 0755) == 0);
+	CHECK_INT(write_file_atomic(target, "old\n", 4), 0);
+	CHECK(symlink("sub/target.md", link) == 0);
+	CHECK_INT(write_file_atomic(link, "new\n", 4), 0);
+	CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	got = slurp(target);
+	CHECK_STR(got, "new\n");
+	free(got);
+	/* a link to a file not there yet: made there, as a shell's '>' would */
+	CHECK(symlink("sub/made.md", dangling) == 0);
+	CHECK_INT(write_file_atomic(dangling, "made\n", 5), 0);
+	CHECK(lstat(dangling, &st) == 0 && S_ISLNK(st.st_mode));
+	char *made = xasprintf("%s/made.md", sub);
+	got = slurp(made);
+	CHECK_STR(got, "made\n");
+	free(got);
+	free(made);
+	/* a directory is an error, and no temporary is left anywhere */
+	CHECK_INT(write_file_atomic(sub, "x", 1), -1);
+	CHECK_INT(errno, EISDIR);
+	CHECK(!has_tmp(d) && !has_tmp(sub));
+	/* a loop of links fails instead of going round */
+	char *l1 = xasprintf("%s/l1", d), *l2 = xasprintf("%s/l2", d);
+	CHECK(symlink("l2", l1) == 0 && symlink("l1", l2) == 0);
+	CHECK_INT(write_file_atomic(l1, "x", 1), -1);
+	CHECK_INT(errno, ELOOP);
+	free(l1);
+	free(l2);
+	free(file);
+	free(link);
+	free(target);
+	free(dangling);
+	free(sub);
+}
+
+TEST(write_file_atomic_writes_fifos_and_devices_in_place)
+{
+	alarm(10);
+	const char *d = test_tmpdir();
+	char *fifo = xasprintf("%s/fifo", d);
+	struct stat st;
+	CHECK(mkfifo(fifo, 0600) == 0);
+	/* the reader is there first, so that the write's open() need not wait */
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	CHECK(rd >= 0);
+	CHECK_INT(write_file_atomic(fifo, "through\n", 8), 0);
+	char buf[32] = "";
+	CHECK_INT(read(rd, buf, sizeof(buf) - 1), 8);
+	CHECK_STR(buf, "through\n");
+	close(rd);
+	CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	CHECK(!has_tmp(d));
+	/* a device (/dev/full, made here: as root the old code replaced the real one) */
+	if (geteuid() == 0) {
+		char *full = xasprintf("%s/full", d);
+		CHECK(mknod(full, S_IFCHR | 0666, makedev(1, 7)) == 0);
+		CHECK_INT(write_file_atomic(full, "x", 1), -1);
+		CHECK_INT(errno, ENOSPC);
+		CHECK(lstat(full, &st) == 0 && S_ISCHR(st.st_mode));
+		CHECK(!has_tmp(d));
+		free(full);
+	}
+	free(fifo);
+}
+
+/* /dev/stdout (here /proc/self/fd/1, the same link one step on, which rename() cannot touch)
+ * of a shell's '>> log': the text goes through the descriptor, after what the log held. */
+TEST(write_file_atomic_to_standard_output_appends_through_it)
+{
+	char *log = xasprintf("%s/log", test_tmpdir());
+	CHECK_INT(write_file_atomic(log, "before\n", 7), 0);
+	fflush(stdout);
+	int saved = dup(1), fd = open(log, O_WRONLY | O_APPEND);
+	CHECK(saved >= 0 && fd >= 0);
+	dup2(fd, 1);
+	close(fd);
+	int rc = write_file_atomic("/proc/self/fd/1", "report\n", 7);
+	int e = errno;
+	dup2(saved, 1);
+	close(saved);
+	errno = e;
+	CHECK_INT(rc, 0);
+	char *got = slurp(log);
+	CHECK_STR(got, "before\nreport\n");
+	free(got);
+	free(log);
 }
 
 TEST(sha256_known_vectors)
