@@ -78,7 +78,7 @@ $(BUILD)/_cutegen: $(BUILD)/cutegen
 # --as-needed: nothing but what the runner calls is a DT_NEEDED of it (tests/e2e/judge.sh checks
 # that no cuBLAS is among them)
 $(BUILD)/cutegen-runner: $(RUNNER_OBJ)
-	$(CC) $(SANITIZE) -o $@ $^ -Wl,--as-needed -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	$(CC) $(SANITIZE) -o $@ $^ -Wl,--as-needed -Wl,-z,relro,-z,now -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
 		-lcudart -ljansson -lstdc++ -ldl -lm -lpthread
 
 $(BUILD)/cutegen-baseline: $(BASELINE_OBJ)

@@ -63,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -151,8 +152,10 @@ struct ctx {
 	cutegen_launch_fn launch;
 	void *ws;
 	size_t ws_bytes;
+	struct abi_area *abi;      /* what the kernel is handed (build_dl), between guard pages */
 
 	cudaStream_t s;
+	cudaEvent_t join[2];       /* the legacy and per-thread default streams, joined into s */
 	struct cudaDeviceProp prop;
 	void *scratch, *flush_buf;
 	size_t flush_bytes;
@@ -363,25 +366,57 @@ static int alloc_tensors(struct ctx *c)
 	return 0;
 }
 
-static void build_dl(struct ctx *c, DLTensor *ins, DLTensor *outs)
+/*
+ * What the kernel is handed: its DLTensors, their shapes and strides, and the scalars, copies
+ * made before every call in pages of their own between two inaccessible ones. The runner never
+ * reads them back, so a kernel that writes through a shape pointer (shape[-4] was the runner's
+ * numel of that tensor, which sized the poisoning and the checks) changes nothing the judge
+ * uses, and one that reaches past the copies faults.
+ */
+struct abi_area {
+	DLTensor ins[RUNNER_MAX_TENSORS], outs[RUNNER_MAX_TENSORS];
+	int64_t shape[RUNNER_MAX_TENSORS][RUNNER_MAX_DIMS], strides[RUNNER_MAX_TENSORS][RUNNER_MAX_DIMS];
+	double scalars[RUNNER_MAX_SCALARS];
+};
+
+static struct abi_area *abi_area_map(void)
 {
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t body = (sizeof(struct abi_area) + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	char *m = mmap(NULL, body + 2 * (size_t)pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* the copies end where the upper guard page begins: an overrun past them faults at once */
+	char *start = m + pg + (body - sizeof(struct abi_area)) / 8 * 8;
+	if (mprotect(m + pg, body, PROT_READ | PROT_WRITE))
+		return NULL;
+	return (struct abi_area *)start;
+}
+
+/* Fills c->abi from the runner's own state (its copies for this call). */
+static void build_dl(struct ctx *c)
+{
+	struct abi_area *a = c->abi;
 	int ni = 0, no = 0;
 	for (int i = 0; i < c->ntens; i++) {
 		struct tensor *x = &c->tens[i];
 		DLTensor dl;
 		memset(&dl, 0, sizeof(dl));
+		memcpy(a->shape[i], x->shape, sizeof(a->shape[i]));
+		memcpy(a->strides[i], x->strides, sizeof(a->strides[i]));
 		dl.data = x->d;
 		dl.device.device_type = kDLCUDA;
 		dl.device.device_id = c->device;
 		dl.ndim = x->spec.ndim;
 		dl.dtype = x->mdtype ? dl_type_module(x->mdtype) : dl_type(x->spec.dtype);
-		dl.shape = x->shape;
-		dl.strides = x->strides;
+		dl.shape = a->shape[i];
+		dl.strides = a->strides[i];
 		if (x->spec.is_output)
-			outs[no++] = dl;
+			a->outs[no++] = dl;
 		else
-			ins[ni++] = dl;
+			a->ins[ni++] = dl;
 	}
+	memcpy(a->scalars, c->scalars, sizeof(a->scalars));
 }
 
 /* The first vendor library (cuBLAS, cuBLASLt, cuDNN) mapped into this process, or NULL. */
@@ -431,9 +466,8 @@ static int load_kernel(struct ctx *c)
 	}
 	cutegen_workspace_fn wsfn = (cutegen_workspace_fn)dlsym(c->so, "cutegen_workspace_bytes");
 	if (wsfn) {
-		DLTensor ins[RUNNER_MAX_TENSORS], outs[RUNNER_MAX_TENSORS];
-		build_dl(c, ins, outs);
-		c->ws_bytes = wsfn(ins, c->n_in, outs, c->n_out, c->scalars, c->nscalars);
+		build_dl(c);
+		c->ws_bytes = wsfn(c->abi->ins, c->n_in, c->abi->outs, c->n_out, c->abi->scalars, c->nscalars);
 		if (c->ws_bytes > ((size_t)64 << 30)) {
 			fail(c, VERDICT_ABI_ERROR, "the kernel asks for %zu bytes of workspace (limit 64 GiB)", c->ws_bytes);
 			return -1;
@@ -500,15 +534,21 @@ static int verify_inputs(struct ctx *c)
 /* Launches once. Returns 0, or -1 with the verdict set (launch errors, nonzero return). */
 static int call_candidate(struct ctx *c)
 {
-	DLTensor ins[RUNNER_MAX_TENSORS], outs[RUNNER_MAX_TENSORS];
-	double scalars[RUNNER_MAX_SCALARS];
-	build_dl(c, ins, outs);
-	memcpy(scalars, c->scalars, sizeof(scalars));
-	int rc = c->launch(ins, c->n_in, outs, c->n_out, scalars, c->nscalars, c->ws, c->ws_bytes, c->s);
+	build_dl(c);
+	int rc = c->launch(c->abi->ins, c->n_in, c->abi->outs, c->n_out, c->abi->scalars, c->nscalars, c->ws,
+			   c->ws_bytes, c->s);
 	if (rc) {
 		fail(c, VERDICT_LAUNCH_ERROR, "cutegen_launch returned %d: the kernel rejected these arguments", rc);
 		return -1;
 	}
+	/* work the kernel queued on the default streams (<<<g, b, 0, 0>>>, cudaStreamPerThread),
+	 * which the non-blocking stream s is not ordered after, is part of the call: s waits for
+	 * it, so the stop event, the syncs and the checks all come after it */
+	if (!cuda_ok(c, cudaEventRecord(c->join[0], cudaStreamLegacy), "joining the default streams") ||
+	    !cuda_ok(c, cudaEventRecord(c->join[1], cudaStreamPerThread), "joining the default streams") ||
+	    !cuda_ok(c, cudaStreamWaitEvent(c->s, c->join[0], 0), "joining the default streams") ||
+	    !cuda_ok(c, cudaStreamWaitEvent(c->s, c->join[1], 0), "joining the default streams"))
+		return -1;
 	cudaError_t e = cudaGetLastError();
 	if (e) {
 		fail(c, e == cudaErrorLaunchFailure || e == cudaErrorIllegalAddress ? VERDICT_CUDA_ERROR : VERDICT_LAUNCH_ERROR,
@@ -1513,6 +1553,10 @@ struct timed_stats {
  * 0 = right. */
 static int verify_timed(struct ctx *c, int trial, int trials, enum dist dist, struct timed_stats *ts)
 {
+	/* the inputs first: the reference below is computed from the buffers as they are after
+	 * the call, so a kernel that zeroed B and wrote a zero C would match it */
+	if (verify_inputs(c))
+		return -1;
 	struct dk_compare cmp;
 	fill_compare(c, dist, &cmp);
 	char at[96];
@@ -2041,8 +2085,14 @@ device:
 	if (!cuda_ok(&c, cudaSetDevice(c.device), "selecting the device") ||
 	    !cuda_ok(&c, cudaGetDeviceProperties(&c.prop, c.device), "reading device properties") ||
 	    !cuda_ok(&c, cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking), "creating a stream") ||
+	    !cuda_ok(&c, cudaEventCreateWithFlags(&c.join[0], cudaEventDisableTiming), "creating an event") ||
+	    !cuda_ok(&c, cudaEventCreateWithFlags(&c.join[1], cudaEventDisableTiming), "creating an event") ||
 	    !cuda_ok(&c, cudaMalloc(&c.scratch, dk_scratch_bytes()), "allocating scratch"))
 		goto report;
+	if (!(c.abi = abi_area_map())) {
+		fail(&c, VERDICT_RUNNER_ERROR, "cannot map the kernel's argument pages: %s", strerror(errno));
+		goto report;
+	}
 	json_t *dev = json_object();
 	json_object_set_new(dev, "name", json_string(c.prop.name));
 	json_object_set_new(dev, "index", json_integer(c.device));
