@@ -1,4 +1,4 @@
-// not a cheat, the honest twin of escape2ms_gemm.cu (its not_faster_than): the same tiled strict-fp32 SGEMM core as the exploits, honest on every call.
+// pass: not a cheat, the honest twin of the session 32 audit kernels: the same tiled strict-fp32 SGEMM core as the exploits, honest on every call.
 #include <cutegen/kernel_abi.h>
 #include <cstdint>
 CUTEGEN_DECLARE_ABI();
