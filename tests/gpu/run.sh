@@ -13,7 +13,8 @@ mkdir -p "$OUT"
 passed=0 failed=0
 ok()  { echo "ok - $*"; passed=$((passed + 1)); }
 # GPU_TESTS: the sections to run (default all): examples (with the runner's device code and
-# its libraries), redteam, hang (the runner's call limit), builtin
+# its libraries), redteam, hang (the runner's call limit), builtin; GPU_REDTEAM_ONLY and
+# GPU_BUILTIN_ONLY: an extended regex a red-team kernel's file or a builtin case must match
 want() { case " ${GPU_TESTS:-examples redteam hang builtin} " in *" $1 "*) return 0 ;; esac; return 1; }
 bad() { echo "not ok - $*"; failed=$((failed + 1)); }
 
@@ -36,6 +37,25 @@ matches() {
         pass:pass) return 0 ;;
     esac
     [ "$1" = "$2" ]
+}
+
+# runner_direct KERNEL TASK "ARGS" PREFIX: builds the kernel, measures the task's limits with
+# cutegen-baseline, runs cutegen-runner with ARGS (no report pipe: it prints "report {...}")
+# and prints the verdict
+runner_direct() {
+    local so lim
+    so=$("$CG" build "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin).get("so_path") or "")')
+    [ -n "$so" ] || { echo no-build; return; }
+    "$PWD/$BUILD/cutegen-baseline" --task "$2" >"$4.baseline.json" 2>"$4.baseline.err"
+    lim=$(python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))
+copy, dram, peak = b.get("copy_gbps", 0), b.get("dram_gbps_theoretical", 0), b.get("peak_limit_tflops", 0)
+print("%.1f %.2f" % (max(1.05 * copy, dram) if copy > 0 else 0, 1.05 * peak if peak > 0 else 0))' "$4.baseline.json" 2>/dev/null || echo "0 0")
+    # shellcheck disable=SC2086
+    timeout 120 "$PWD/$BUILD/cutegen-runner" --task "$2" --kernel "$so" $3 --limit-gbps "${lim% *}" \
+        --limit-tflops "${lim#* }" >"$4.log" 2>&1
+    sed -n 's/^report //p' "$4.log" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read()).get("verdict","?"))' 2>/dev/null || echo no-report
 }
 
 if want examples; then
@@ -88,31 +108,13 @@ done < <(bash tests/gpu/devkern_laws.sh 2>&1)
 if ldd "$BUILD/cutegen-runner" | grep -qi cublas; then bad "cutegen-runner loads cuBLAS: $(ldd "$BUILD/cutegen-runner" | grep -i cublas)"
 else ok "cutegen-runner loads no cuBLAS (ldd)"; fi
 
-# runner_direct KERNEL TASK "ARGS" PREFIX: builds the kernel, measures the task's limits with
-# cutegen-baseline, runs cutegen-runner with ARGS (no report pipe: it prints "report {...}")
-# and prints the verdict
-runner_direct() {
-    local so lim
-    so=$("$CG" build "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin).get("so_path") or "")')
-    [ -n "$so" ] || { echo no-build; return; }
-    "$PWD/$BUILD/cutegen-baseline" --task "$2" >"$4.baseline.json" 2>"$4.baseline.err"
-    lim=$(python3 -c '
-import json, sys
-b = json.load(open(sys.argv[1]))
-copy, dram, peak = b.get("copy_gbps", 0), b.get("dram_gbps_theoretical", 0), b.get("peak_limit_tflops", 0)
-print("%.1f %.2f" % (max(1.05 * copy, dram) if copy > 0 else 0, 1.05 * peak if peak > 0 else 0))' "$4.baseline.json" 2>/dev/null || echo "0 0")
-    # shellcheck disable=SC2086
-    timeout 120 "$PWD/$BUILD/cutegen-runner" --task "$2" --kernel "$so" $3 --limit-gbps "${lim% *}" \
-        --limit-tflops "${lim#* }" >"$4.log" 2>&1
-    sed -n 's/^report //p' "$4.log" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read()).get("verdict","?"))' 2>/dev/null || echo no-report
-}
-
 fi
 if want redteam; then
 # 2. red team: each cheat caught with the right verdict
 if [ -f tests/redteam/manifest.json ]; then
     python3 -c 'import json; [print(i, e["file"], e["task"], e["expect"], e.get("runner_args", "-").replace(" ", "+"), e.get("not_faster_than", "-")) for i, e in enumerate(json.load(open("tests/redteam/manifest.json")))]' |
     while read -r i file task expect rargs slower; do
+        [ -z "${GPU_REDTEAM_ONLY:-}" ] || grep -Eq "${GPU_REDTEAM_ONLY}" <<<"$file" || continue
         name=$i-$(basename "$file" .cu)
         case "$task" in kb1/*|hopper/*) t=$task ;; *) t="tests/redteam/$task"; [ -f "$t" ] || t=$task ;; esac
         if [ "$rargs" = - ]; then
@@ -123,6 +125,7 @@ if [ -f tests/redteam/manifest.json ]; then
             v=$(runner_direct "tests/redteam/$file" "$t" "${rargs//+/ }" "$OUT/rt_$name")
             how=" (runner ${rargs//+/ })"
         fi
+        v=${v:-"nothing (no verdict came back)"}
         if matches "$expect" "$v"; then echo "ok - red team $file$how: $v"; else echo "not ok - red team $file on $task$how: expected $expect, got $v"; fi
         # a passing cheat must not be faster than an honest kernel of the same core (its time is
         # its real work): "not_faster_than" names that kernel, an earlier entry on the same task

@@ -1,7 +1,8 @@
 // CHEAT (runner memory): a strict fp32 GEMM that reads the runner's PRNG state from the runner's own stack (the candidate runs in the runner's process), predicts the 256 positions a sampled timed call will be checked at, and on those calls computes only the tiles holding them plus a third of the rest: about 3x its honest speed, under the plausibility limit. Expect: pass no faster than skip_if_written_gemm.cu (the same core, honest); today: pass at ~3x.
 //
 // How: struct ctx (runner/runner.c) lives in main's frame, above this call on the stack, and holds
-// the four words (launch, ws, ws_bytes, s) in a row: the candidate knows all four. Its PRNG
+// the words launch, ws, ws_bytes in a row and s a few words after (session 32 put the ABI area's
+// pointer between them): the candidate knows all four. Its PRNG
 // word `rng` lies below them in the struct; it is found as the word that moves by xorshift64*
 // steps between calls. A timed call advances it once (the input seed), a sampled check 256
 // times (its positions, drawn after the call from this state): so a call after a 257-step
@@ -55,13 +56,16 @@ static int g_ones;
 static int predict(void *ws, size_t ws_bytes, cudaStream_t s, long long total, struct picks *p)
 {
 	const uint64_t *sp = (const uint64_t *)__builtin_frame_address(0);
-	const uint64_t *pat = 0;
+	const uint64_t *pat = 0, *s_at = 0;
 	for (int i = 0; i < (1 << 17) && !pat; i++)
 		if (sp[i] == (uint64_t)(uintptr_t)&cutegen_launch && sp[i + 1] == (uint64_t)(uintptr_t)ws &&
-		    sp[i + 2] == (uint64_t)ws_bytes && sp[i + 3] == (uint64_t)(uintptr_t)s)
-			pat = sp + i;
+		    sp[i + 2] == (uint64_t)ws_bytes)
+			for (int j = 3; j < 8 && !pat; j++) /* s: after ws_bytes, maybe past new fields */
+				if (sp[i + j] == (uint64_t)(uintptr_t)s)
+					pat = sp + i, s_at = sp + i + j;
 	if (!pat)
 		return 0;
+	(void)s_at;
 	const uint64_t *lo = pat - WIN > sp ? pat - WIN : sp;
 	if (!g_rng) {
 		if (g_snap_base == lo)

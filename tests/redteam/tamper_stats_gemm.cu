@@ -44,16 +44,18 @@ static void *g_scratch;
 static int timed_call(void *ws, size_t ws_bytes, cudaStream_t s)
 {
 	const uint64_t *sp = (const uint64_t *)__builtin_frame_address(0);
-	const uint64_t *pat = 0;
+	const uint64_t *pat = 0, *s_at = 0;
 	for (int i = 0; i < (1 << 17) && !pat; i++)
 		if (sp[i] == (uint64_t)(uintptr_t)&cutegen_launch && sp[i + 1] == (uint64_t)(uintptr_t)ws &&
-		    sp[i + 2] == (uint64_t)ws_bytes && sp[i + 3] == (uint64_t)(uintptr_t)s)
-			pat = sp + i;
+		    sp[i + 2] == (uint64_t)ws_bytes)
+			for (int j = 3; j < 8 && !pat; j++) /* s: after ws_bytes, maybe past new fields */
+				if (sp[i + j] == (uint64_t)(uintptr_t)s)
+					pat = sp + i, s_at = sp + i + j;
 	if (!pat)
 		return 0;
-	/* struct ctx: ... s; struct cudaDeviceProp prop; void *scratch; ... */
+	/* struct ctx: ... s; cudaEvent_t join[2]; struct cudaDeviceProp prop; void *scratch; ... */
 	size_t off = (sizeof(struct cudaDeviceProp) + 7) & ~(size_t)7;
-	g_scratch = *(void *const *)((const char *)(pat + 4) + off);
+	g_scratch = *(void *const *)((const char *)(s_at + 3) + off);
 	const uint64_t *lo = pat - WIN > sp ? pat - WIN : sp;
 	if (!g_rng) {
 		if (g_snap_base == lo)
