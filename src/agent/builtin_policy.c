@@ -712,8 +712,12 @@ static int pruned(const struct builtin_space *sp, const struct task *t,
  * the fewest threads that do); long rows, many of them, one read through shared memory over
  * the smallest cluster whose slices fit two CTAs an SM (100 KB) and whose CTAs number 8 an SM
  * (H100, log-softmax over a 128256-token vocabulary, 384 rows: 16 CTAs a row 0.33 of the
- * roofline, 8 0.57, 4 0.71, 2 0.69); few rows, the family's start (mode 1 over 16). The
- * structure stage tries the others.
+ * roofline, 8 0.57, 4 0.71, 2 0.69); few rows (decode attention), two reads over as many CTAs
+ * a row as cover the SMs (mode 0; the second read from L2): H100, two rounds each,
+ * bench/results/2026-12-06_h100_session33.json: 256 x 32768 bf16 0.52 of the roofline against
+ * one read over clusters of 16, 8, 4 CTAs 0.10, 0.21, 0.34 and one row per 1024-thread CTA
+ * 0.03; 32 x 131072 bf16 0.27 against 0.22, 0.28, 0.30, 0.27 over 16, 8, 4, 2. The structure
+ * stage tries the others.
  */
 static void rowwise_start(const struct builtin_space *sp, const struct task *t,
 			  struct builtin_config *cfg)
@@ -725,8 +729,11 @@ static void rowwise_start(const struct builtin_space *sp, const struct task *t,
 		set_value(sp, cfg, "CG_P_CLUSTER", "1");
 		return;
 	}
-	if (row_count(t) < 2 * SM90_SMS)
+	if (row_count(t) < 2 * SM90_SMS) {
+		set_value(sp, cfg, "CG_P_MODE", "0");
+		set_value(sp, cfg, "CG_P_CLUSTER", "1");
 		return;
+	}
 	static const char *const threads[] = { "128", "256", "512", "1024" };
 	for (int i = 0; i < 4; i++) {
 		long n = atol(threads[i]);

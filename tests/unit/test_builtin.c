@@ -609,7 +609,8 @@ TEST(builtin_mn_order_only_for_mn_major)
 /* Issue 20, softmax rows: a short row starts one per warp in registers (mode 2), a medium one
  * one per CTA in registers (mode 3, the fewest threads holding it at 4 vectors each), long rows
  * one read over the smallest cluster whose slices fit 100 KB and whose CTAs number 8 an SM
- * (a 1.5 MB row: 16), few rows the declared cluster of 16; register modes are never tried
+ * (a 1.5 MB row: 16), few rows two reads over CTAs enough to cover the SMs (mode 0); register
+ * modes are never tried
  * where the row does not fit them (the kernel would run mode 1 again). */
 TEST(builtin_softmax_start_by_row_length)
 {
@@ -630,7 +631,9 @@ TEST(builtin_softmax_start_by_row_length)
 		{ DT_FP16, 4096, 4096, "CG_P_THREADS=128 CG_P_MODE=3 CG_P_CLUSTER=1" },
 		{ DT_BF16, 512, 8192, "CG_P_THREADS=256 CG_P_MODE=3 CG_P_CLUSTER=1" },
 		{ DT_FP32, 4096, 16384, "CG_P_THREADS=1024 CG_P_MODE=3 CG_P_CLUSTER=1" },
-		{ DT_FP16, 64, 8192, "CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=16" },
+		{ DT_FP16, 64, 8192, "CG_P_THREADS=256 CG_P_MODE=0 CG_P_CLUSTER=1" },
+		{ DT_BF16, 256, 32768, "CG_P_THREADS=256 CG_P_MODE=0 CG_P_CLUSTER=1" },
+		{ DT_BF16, 32, 131072, "CG_P_THREADS=256 CG_P_MODE=0 CG_P_CLUSTER=1" },
 		{ DT_BF16, 512, 128256, "CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=4" },
 		{ DT_BF16, 2048, 128256, "CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=4" },
 		{ DT_FP16, 4096, 65536, "CG_P_THREADS=256 CG_P_MODE=1 CG_P_CLUSTER=2" },
