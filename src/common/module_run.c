@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,28 @@ int mrun_dtype_size(enum mrun_dtype d)
 int mrun_dtype_is_float(enum mrun_dtype d)
 {
 	return d > MDT_INVALID && d <= MDT_BOOL && dtypes[d].is_float;
+}
+
+const char *mrun_error_words(double ratio, char *buf, size_t n)
+{
+	if (ratio != ratio || ratio > 1e300 || ratio < -1e300) {
+		snprintf(buf, n, "not finite");
+		return buf;
+	}
+	if (ratio <= 1) {
+		snprintf(buf, n, "within its budget");
+		return buf;
+	}
+	double lo = 1;
+	while (lo < 1e9 && ratio >= 10 * lo)
+		lo *= 10;
+	if (ratio >= 1e9 * 10)
+		snprintf(buf, n, "over 1e10 times its budget");
+	else if (ratio < 3 * lo)
+		snprintf(buf, n, "%g to %g times its budget", lo, 3 * lo);
+	else
+		snprintf(buf, n, "%g to %g times its budget", 3 * lo, 10 * lo);
+	return buf;
 }
 
 void module_run_free(struct module_run *mr)

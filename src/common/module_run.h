@@ -39,6 +39,12 @@ const char *mrun_dtype_name(enum mrun_dtype d);
 int mrun_dtype_size(enum mrun_dtype d);
 int mrun_dtype_is_float(enum mrun_dtype d);
 
+/* A module check's error over its budget in words of a factor of about 3 ("3 to 10 times its
+ * budget", "within its budget", "not finite") into buf; returns buf. What a failed module check
+ * tells (the runner's message, the model's feedback) instead of the truth's value: the cases are
+ * the same for every candidate of a run, so a quoted value could be tabulated and replayed. */
+const char *mrun_error_words(double ratio, char *buf, size_t n);
+
 enum mrun_role { MRUN_INPUT = 0, MRUN_PARAMETER, MRUN_BUFFER, MRUN_OUTPUT };
 
 struct mrun_tensor {

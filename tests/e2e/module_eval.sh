@@ -45,12 +45,15 @@ check "eval --json carries the speedups vs eager (4x) and torch.compile (2x) and
     'python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert abs(r[\"speedup_vs_eager\"]-4)<1e-9 and abs(r[\"speedup_vs_torch_compile\"]-2)<1e-9 and r[\"roofline_fraction\"]>0 and r[\"lowered_to\"] is None and r[\"report\"][\"baseline\"][\"torch_eager\"][\"ms\"]==0.2" "$T/out"'
 check "the baseline ran in its module mode (--precision strict, no task for cuBLASLt)" 'grep -q "^--precision strict --device 0" "$T/baseline.args"'
 check "the reference was released after the runner and is gone" '[ -s "$T/released" ] && gone'
+cp "$T/prepare.json" "$T/prepare1.json"
 
 ev pass pass --torch
 check "human output: pass, the module contract, the budget and the worst element, PyTorch eager and torch.compile" \
     '[ $rc = 0 ] && grep -q "^verdict   PASS" "$T/out" && grep -q "^contract  strict (module, truth fp64" "$T/out" && grep -q "^budget    8 x max" "$T/out" && grep -q "^worst     .out. \[1,2\]" "$T/out" && grep -q "^PyTorch   0.2000 ms eager" "$T/out" && grep -q "torch.compile (default): speedup 2.000x" "$T/out"'
 check "human output: the timed calls on the cases held back from the checks" \
     'grep -q "^new cases 3 timed calls on cases held back from the checks: 0.0500 ms at best (all calls 0.0500 ms)\$" "$T/out"'
+check "each session's case seeds are drawn anew: 6 distinct in 1 .. 2^31 - 1, none as the last session's" \
+    'python3 -c "import json,sys; a,b=[[c[\"seed\"] for c in json.load(open(p))[\"cases\"]] for p in sys.argv[1:]]; assert len(set(a))==6==len(set(b)) and all(1<=x<2**31 for x in a+b) and not set(a)&set(b), (a,b)" "$T/prepare1.json" "$T/prepare.json"'
 ev pass replay
 check "a kernel faster on the cases it knew than on new ones is said to replay them (still a pass, timed on a new case)" \
     '[ $rc = 0 ] && grep -q "^new cases .*: faster on cases it knew, it replays stored results; timed on a new case" "$T/out"'

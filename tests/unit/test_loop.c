@@ -4,6 +4,7 @@
 
 #include "agent/agent.h"
 #include "agent/feedback.h"
+#include "common/module_run.h"
 #include "agent/prompt.h"
 #include "agent/reply.h"
 #include "agent/stages.h"
@@ -12,6 +13,7 @@
 #include "util/fsutil.h"
 #include "util/xalloc.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 
@@ -608,6 +610,40 @@ TEST(feedback_eval_shows_where_and_samples)
 	feedback_eval(&er, &out);
 	CHECK_INT(out.len, 0);
 	eval_result_release(&er);
+}
+
+/* A module check (it names its case): the run's cases are the same for every candidate, so the
+ * feedback says how far off an element is in words, never the truth's value or its budget. */
+TEST(feedback_eval_module_check_quotes_no_truth)
+{
+	struct eval_result er = EVAL_RESULT_INIT;
+	char *err = NULL;
+	const char *rep = "{\"verdict\":\"incorrect\",\"message\":\"1 wrong\",\"checks\":["
+			  "{\"case\":2,\"dist\":\"large\",\"seed\":123457,\"ok\":false,\"max_err_over_tol\":47.25,"
+			  "\"where\":\"output 'out': 1 of 1 elements outside the budget\","
+			  "\"samples\":[{\"index\":[0],\"got\":1.5,\"want\":2.7182818,\"tol\":0.0257},"
+			  "{\"index\":[1],\"got\":\"nan\",\"want\":3.1415927,\"tol\":0.01}]}]}";
+	CHECK_INT(eval_result_from_report(&er, rep, &err), 0);
+	struct strbuf out = STRBUF_INIT;
+	feedback_eval(&er, &out);
+	CHECK_HAS(out.buf, "Failing check: 'large' inputs, seed 123457");
+	CHECK_HAS(out.buf, "largest error: 30 to 100 times its budget");
+	CHECK_HAS(out.buf, "[0]: got 1.5, 30 to 100 times its budget");
+	CHECK_HAS(out.buf, "[1]: got NaN (never written, or computed NaN), not finite");
+	CHECK(!strstr(out.buf, "2.718"));
+	CHECK(!strstr(out.buf, "3.14"));
+	CHECK(!strstr(out.buf, "0.0257"));
+	CHECK(!strstr(out.buf, "want"));
+	strbuf_release(&out);
+	eval_result_release(&er);
+	char w[64];
+	CHECK_STR(mrun_error_words(0.5, w, sizeof(w)), "within its budget");
+	CHECK_STR(mrun_error_words(1.5, w, sizeof(w)), "1 to 3 times its budget");
+	CHECK_STR(mrun_error_words(3, w, sizeof(w)), "3 to 10 times its budget");
+	CHECK_STR(mrun_error_words(2500, w, sizeof(w)), "1000 to 3000 times its budget");
+	CHECK_STR(mrun_error_words(1e30, w, sizeof(w)), "over 1e10 times its budget");
+	CHECK_STR(mrun_error_words(NAN, w, sizeof(w)), "not finite");
+	CHECK_STR(mrun_error_words(INFINITY, w, sizeof(w)), "not finite");
 }
 
 TEST(feedback_memcheck_extract_keeps_the_errors)
