@@ -60,6 +60,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,7 @@
 #define GEMM_SAMPLES 256    /* positions checked of every other timed call: a GEMM's (a dot */
 #define OTHER_SAMPLES 1024  /* product over K each), or another op's */
 #define NONCE_MAX 64
+#define MAX_GUARDS 8        /* regions besides struct ctx that state_hash covers */
 #define RUNNER_MAX_TENSORS MRUN_MAX_TENSORS /* a module's; a built-in task has TASK_MAX_TENSORS */
 #define RUNNER_MAX_DIMS MRUN_MAX_DIMS
 #define RUNNER_MAX_SCALARS MRUN_MAX_SCALARS
@@ -170,6 +172,14 @@ struct ctx {
 	enum verdict verdict;
 	struct strbuf message;
 	double t_start;
+
+	/* more of the runner's state the candidate's host code must leave as it was (state_hash):
+	 * arrays of the caller in use across its calls (time_it's) */
+	struct guard {
+		const void *p;
+		size_t n;
+	} guards[MAX_GUARDS];
+	int nguards;
 };
 
 static double wall_s(void)
@@ -433,9 +443,100 @@ static const char *vendor_mapped(char *buf, size_t len)
 	return found;
 }
 
+/* ---- the runner's state against the candidate's host code -------------------------------
+ * The candidate's host code runs in this process (its constructors at dlopen,
+ * cutegen_workspace_bytes, cutegen_launch) and can read and write the runner's memory: struct
+ * ctx lives in main's frame, where a scan of the stack finds it (tests/redteam/
+ * rng_predict_gemm.cu reads it). What the judgement rests on is hashed before each entry into
+ * the candidate's code and again when it returns: ctx (the tensors in use, the limits, the
+ * reference's pointers, the verdict), the task, the module run (its tolerance, its cases), the
+ * cases' opened pointers, the IPC allocations' hashes and the regions the caller registered
+ * (time_it's arrays of events, distributions and cases). Nothing of the runner runs while the
+ * candidate's code does (no threads, no signal handlers) and none of these is written by the
+ * device, so a difference is the candidate's write: the verdict untrusted_report. What it does
+ * not cover (docs/containment.md): the heap of the report's JSON, the stack frames above the
+ * call, the code itself after an mprotect the candidate found in libc; and a write undone
+ * before the call returns changes nothing the runner reads. */
+static uint64_t hash_mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t w;
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; n; n--, b++)
+		h = (h ^ *b) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t state_hash(const struct ctx *c)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	int nt = c->ntens < 0 ? 0 : c->ntens > RUNNER_MAX_TENSORS ? RUNNER_MAX_TENSORS : c->ntens;
+	h = hash_mix(h, c, offsetof(struct ctx, tens));
+	h = hash_mix(h, c->tens, (size_t)nt * sizeof(c->tens[0]));
+	h = hash_mix(h, &c->ntens, sizeof(*c) - offsetof(struct ctx, ntens));
+	if (c->t)
+		h = hash_mix(h, c->t, sizeof(*c->t));
+	const struct module_run *mr = c->mr;
+	if (mr) {
+		h = hash_mix(h, mr, sizeof(*mr));
+		if (mr->tensors)
+			h = hash_mix(h, mr->tensors, (size_t)mr->ntensors * sizeof(mr->tensors[0]));
+		if (mr->cases)
+			h = hash_mix(h, mr->cases, (size_t)mr->ncases * sizeof(mr->cases[0]));
+		for (int k = 0; c->mcases && k < mr->ncases; k++) {
+			const struct mcase *mc = &c->mcases[k];
+			h = hash_mix(h, mc, sizeof(*mc));
+			if (mc->in)
+				h = hash_mix(h, mc->in, (size_t)mr->ninputs * sizeof(void *));
+			if (mc->ref)
+				h = hash_mix(h, mc->ref, (size_t)mr->noutputs * sizeof(void *));
+			if (mc->truth)
+				h = hash_mix(h, mc->truth, (size_t)mr->noutputs * sizeof(void *));
+		}
+		if (c->held_back)
+			h = hash_mix(h, c->held_back, (size_t)mr->ncases * sizeof(int));
+		if (c->seen)
+			h = hash_mix(h, c->seen, (size_t)mr->ncases * sizeof(int));
+	}
+	if (c->ipc)
+		h = hash_mix(h, c->ipc, (size_t)c->nipc * sizeof(c->ipc[0]));
+	for (int i = 0; i < c->nguards && i < MAX_GUARDS; i++)
+		h = hash_mix(h, c->guards[i].p, c->guards[i].n);
+	return h;
+}
+
+/* Fails the candidate whose code (`where`) changed the runner's state: -1, else 0. */
+static int state_unchanged(struct ctx *c, uint64_t before, const char *where)
+{
+	if (state_hash(c) == before)
+		return 0;
+	fail(c, VERDICT_UNTRUSTED_REPORT, "the kernel's host code wrote the runner's memory (%s changed the "
+	     "judge's state: its tensors, limits, references or timings): a kernel may write its outputs "
+	     "and workspace only, and this judgement cannot be trusted", where);
+	return -1;
+}
+
+/* Registers a region of the caller's that the candidate's calls must leave as it was (static
+ * storage: it stays valid after the caller returns); n = 0 clears the list. */
+static void guard_region(struct ctx *c, const void *p, size_t n)
+{
+	if (!n)
+		c->nguards = 0;
+	else if (c->nguards < MAX_GUARDS)
+		c->guards[c->nguards++] = (struct guard){ p, n };
+}
+
 static int load_kernel(struct ctx *c)
 {
-	c->so = dlopen(c->kernel_path, RTLD_NOW | RTLD_LOCAL);
+	uint64_t before = state_hash(c);
+	void *so = dlopen(c->kernel_path, RTLD_NOW | RTLD_LOCAL); /* runs its constructors */
+	if (state_unchanged(c, before, "loading the kernel (its constructors)"))
+		return -1;
+	c->so = so;
 	if (!c->so) {
 		fail(c, VERDICT_ABI_ERROR, "cannot load the kernel: %s", dlerror());
 		return -1;
@@ -467,7 +568,11 @@ static int load_kernel(struct ctx *c)
 	cutegen_workspace_fn wsfn = (cutegen_workspace_fn)dlsym(c->so, "cutegen_workspace_bytes");
 	if (wsfn) {
 		build_dl(c);
-		c->ws_bytes = wsfn(c->abi->ins, c->n_in, c->abi->outs, c->n_out, c->abi->scalars, c->nscalars);
+		before = state_hash(c);
+		size_t ws_bytes = wsfn(c->abi->ins, c->n_in, c->abi->outs, c->n_out, c->abi->scalars, c->nscalars);
+		if (state_unchanged(c, before, "cutegen_workspace_bytes"))
+			return -1;
+		c->ws_bytes = ws_bytes;
 		if (c->ws_bytes > ((size_t)64 << 30)) {
 			fail(c, VERDICT_ABI_ERROR, "the kernel asks for %zu bytes of workspace (limit 64 GiB)", c->ws_bytes);
 			return -1;
@@ -535,8 +640,11 @@ static int verify_inputs(struct ctx *c)
 static int call_candidate(struct ctx *c)
 {
 	build_dl(c);
+	uint64_t before = state_hash(c);
 	int rc = c->launch(c->abi->ins, c->n_in, c->abi->outs, c->n_out, c->abi->scalars, c->nscalars, c->ws,
 			   c->ws_bytes, c->s);
+	if (state_unchanged(c, before, "cutegen_launch"))
+		return -1;
 	if (rc) {
 		fail(c, VERDICT_LAUNCH_ERROR, "cutegen_launch returned %d: the kernel rejected these arguments", rc);
 		return -1;
@@ -1642,11 +1750,12 @@ static double first_sight(const double *ms, const int *first, int trials, double
  */
 static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 {
+	/* static, so that state_hash may cover them while the candidate's calls run (guard_region) */
 	static cudaEvent_t ev[2 * MAX_TRIALS], rg[2 * MAX_TRIALS];
-	double ms[MAX_TRIALS];
-	enum dist tdist[MAX_TRIALS];
-	int first[MAX_TRIALS]; /* a module's case the kernel had not been given before */
-	int tgroup[MAX_TRIALS]; /* what the per-distribution medians group by */
+	static double ms[MAX_TRIALS];
+	static enum dist tdist[MAX_TRIALS];
+	static int first[MAX_TRIALS]; /* a module's case the kernel had not been given before */
+	static int tgroup[MAX_TRIALS]; /* what the per-distribution medians group by */
 	struct timed_stats ts = { 0, 0, 0 };
 	memset(tm, 0, sizeof(*tm));
 	struct tensor *out = output(c);
@@ -1673,6 +1782,11 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 		cudaEventCreate(&ev[i]);
 	for (int i = 0; i < 2 * trials; i++)
 		cudaEventCreate(&rg[i]);
+	guard_region(c, ev, sizeof(ev[0]) * 2 * (size_t)trials);
+	guard_region(c, rg, sizeof(rg[0]) * 2 * (size_t)trials);
+	guard_region(c, tdist, sizeof(tdist[0]) * (size_t)trials);
+	guard_region(c, first, sizeof(first[0]) * (size_t)trials);
+	guard_region(c, tgroup, sizeof(tgroup[0]) * (size_t)trials);
 	double t_loop = wall_s();
 	for (int i = 0; i < trials; i++) {
 		/* the inputs of this call: a built-in task's drawn from one of its distributions and a
@@ -1720,6 +1834,7 @@ static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 	}
 	if (sync_candidate(c))
 		return -1;
+	guard_region(c, NULL, 0);
 	double loop_ms = (wall_s() - t_loop) * 1e3;
 	use_set(c, 0);
 	double sum = 0, regen_ms = 0;
