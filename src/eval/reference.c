@@ -413,12 +413,14 @@ static int prepare_kind_code(const char *kind)
  * next. */
 static int case_seed(void)
 {
+	static uint32_t calls;
 	uint32_t v = 0;
 	ssize_t got;
+	calls++;
 	while ((got = getrandom(&v, sizeof(v), 0)) < 0 && errno == EINTR)
 		;
-	if (got != (ssize_t)sizeof(v)) /* no getrandom: the time's bits, still not a constant */
-		v = (uint32_t)time(NULL) ^ (uint32_t)getpid() * 2654435761u;
+	if (got != (ssize_t)sizeof(v)) /* no getrandom: the time's and the pid's bits, a new one each call */
+		v = ((uint32_t)time(NULL) ^ (uint32_t)getpid() * 2654435761u) + calls * 0x9e3779b9u;
 	return (int)(v % 2147483646u) + 1;
 }
 
