@@ -451,12 +451,12 @@ static const char *vendor_mapped(char *buf, size_t len)
  * the candidate's code and again when it returns: ctx (the tensors in use, the limits, the
  * reference's pointers, the verdict), the task, the module run (its tolerance, its cases), the
  * cases' opened pointers, the IPC allocations' hashes and the regions the caller registered
- * (time_it's arrays of events, distributions and cases). Nothing of the runner runs while the
- * candidate's code does (no threads, no signal handlers) and none of these is written by the
- * device, so a difference is the candidate's write: the verdict untrusted_report. What it does
- * not cover (docs/containment.md): the heap of the report's JSON, the stack frames above the
- * call, the code itself after an mprotect the candidate found in libc; and a write undone
- * before the call returns changes nothing the runner reads. */
+ * (time_it's arrays of events, distributions and cases; main's timing once measured). Nothing
+ * of the runner runs while the candidate's code does (no threads, no signal handlers) and none
+ * of these is written by the device, so a difference is the candidate's write: the verdict
+ * untrusted_report. What it does not cover (docs/containment.md): the heap of the report's
+ * JSON, the rest of the frames above the call, the code itself after an mprotect the candidate
+ * found in libc; and a write undone before the call returns changes nothing the runner reads. */
 static uint64_t hash_mix(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
@@ -2319,6 +2319,9 @@ checked:
 	json_object_set_new(c.report, "timing", timing);
 	if ((!c.mr && fill_sets(&c)) || time_it(&c, &tm, timing))
 		goto report;
+	/* the time the report gives, kept in this frame while the cross-check and the re-check
+	 * call the candidate again: its writes to it are the state hash's too */
+	guard_region(&c, &tm, sizeof(tm));
 	json_t *tj = timing_json(&tm);
 	json_object_update(timing, tj);
 	json_decref(tj);
