@@ -4,13 +4,12 @@
  * what they call and check, not in how they time.
  */
 #include "protocol.h"
+#include "util/osrand.h"
 #include "util/xalloc.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 void protocol_fill(const struct task *t, const struct tensor_spec *spec, int ti, int64_t numel,
 		   int64_t rows, int64_t cols, enum dist dist, uint64_t seed, struct dk_fill *f)
@@ -48,8 +47,7 @@ void protocol_fill(const struct task *t, const struct tensor_spec *spec, int ti,
 uint64_t protocol_random(void)
 {
 	uint64_t v = 0;
-	while (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v) && errno == EINTR)
-		;
+	os_random64(&v);
 	return v;
 }
 

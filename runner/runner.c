@@ -1750,9 +1750,11 @@ static double first_sight(const double *ms, const int *first, int trials, double
  */
 static int time_it(struct ctx *c, struct timing *tm, json_t *tj)
 {
-	/* static, so that state_hash may cover them while the candidate's calls run (guard_region) */
+	/* static, so that state_hash may cover them while the candidate's calls run (guard_region):
+	 * the events, the distributions, which cases were first seen and the groups; the times are
+	 * read off the events after the calls, so ms stays on the stack */
 	static cudaEvent_t ev[2 * MAX_TRIALS], rg[2 * MAX_TRIALS];
-	static double ms[MAX_TRIALS];
+	double ms[MAX_TRIALS];
 	static enum dist tdist[MAX_TRIALS];
 	static int first[MAX_TRIALS]; /* a module's case the kernel had not been given before */
 	static int tgroup[MAX_TRIALS]; /* what the per-distribution medians group by */

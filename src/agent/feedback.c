@@ -96,10 +96,13 @@ static void add_check(struct strbuf *out, json_t *c)
 	int module = json_object_get(c, "case") != NULL;
 	char words[64];
 	json_t *mr = json_object_get(c, "max_err_over_tol");
-	if (json_is_number(mr) && json_number_value(mr) > 0 && module)
-		strbuf_addf(out, "  largest error: %s\n", mrun_error_words(json_number_value(mr), words, sizeof(words)));
-	else if (json_is_number(mr) && json_number_value(mr) > 0)
-		strbuf_addf(out, "  largest error: %.3g times the tolerance\n", json_number_value(mr));
+	if (json_is_number(mr) && json_number_value(mr) > 0) {
+		if (module)
+			strbuf_addf(out, "  largest error: %s\n",
+				    mrun_error_words(json_number_value(mr), words, sizeof(words)));
+		else
+			strbuf_addf(out, "  largest error: %.3g times the tolerance\n", json_number_value(mr));
+	}
 	json_t *tol = json_object_get(c, "tolerance");
 	if (json_is_object(tol))
 		strbuf_addf(out, "  tolerance: |got - want| <= eps_scale*scale + rtol*|want| + atol with "

@@ -9,17 +9,16 @@
 #include "common/proc.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/osrand.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -414,12 +413,9 @@ static int prepare_kind_code(const char *kind)
 static int case_seed(void)
 {
 	static uint32_t calls;
-	uint32_t v = 0;
-	ssize_t got;
+	uint64_t v;
 	calls++;
-	while ((got = getrandom(&v, sizeof(v), 0)) < 0 && errno == EINTR)
-		;
-	if (got != (ssize_t)sizeof(v)) /* no getrandom: the time's and the pid's bits, a new one each call */
+	if (os_random64(&v)) /* no getrandom: the time's and the pid's bits, a new one each call */
 		v = ((uint32_t)time(NULL) ^ (uint32_t)getpid() * 2654435761u) + calls * 0x9e3779b9u;
 	return (int)(v % 2147483646u) + 1;
 }
