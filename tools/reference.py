@@ -882,16 +882,23 @@ class TF32:
         return False
 
 
-def memory_fail(torch, what, need=None, fraction=None):
+def memory_fail(torch, what, need=None, fraction=None, free0=None):
+    """free0: the free memory the cases' budget was taken from (after the module was built);
+    without it, what is free now."""
     free, total = torch.cuda.mem_get_info()
     msg = "not enough GPU memory %s" % what
     if need is not None:
         msg += ": %.0f MiB needed" % (need / MIB)
-    msg += "; %.0f MiB free of %.0f MiB" % (free / MIB, total / MIB)
-    if fraction is not None:
-        msg += " (memory_fraction %.2f: %.0f MiB)" % (fraction, fraction * free / MIB)
-    return Fail("memory", msg + "; free GPU memory (other processes), or make the module's "
-                "get_inputs() smaller")
+    if free0 is not None and fraction is not None:
+        msg += "; the cases may take memory_fraction %.2f of the %.0f MiB that was free once " \
+               "the module was built: %.0f MiB (the candidate needs the rest; the GPU has " \
+               "%.0f MiB)" % (fraction, free0 / MIB, fraction * free0 / MIB, total / MIB)
+    else:
+        msg += "; %.0f MiB free of %.0f MiB" % (free / MIB, total / MIB)
+        if fraction is not None:
+            msg += " (memory_fraction %.2f: %.0f MiB)" % (fraction, fraction * free / MIB)
+    return Fail("memory", msg + "; free GPU memory (other processes), use a GPU with more "
+                "memory, or make the module's get_inputs() smaller")
 
 
 def ipc_handle(torch, raw):
@@ -1200,11 +1207,12 @@ def prepare_cases(torch, copy, mod, meta, cls, meta_inputs, cases, prec_req, fra
                 exporter.release()
                 raise memory_fail(torch, "for 2 cases of '%s' (each %.1f MiB: inputs, reference "
                                   "and truth outputs)" % (req.get("file"), case_bytes / MIB),
-                                  need=2 * case_bytes, fraction=fraction)
+                                  need=2 * case_bytes, fraction=fraction, free0=free0)
         del args, ins, ref, truth
     if len(kept) < 2:
         exporter.release()
-        raise memory_fail(torch, "for 2 cases of '%s'" % req.get("file"), fraction=fraction)
+        raise memory_fail(torch, "for 2 cases of '%s'" % req.get("file"), fraction=fraction,
+                          free0=free0)
     del model_t
     torch.cuda.synchronize()  # every exported tensor is written before another process reads it
     torch.cuda.empty_cache()  # what the truth and the forwards left cached is the runner's

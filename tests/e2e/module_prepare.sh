@@ -118,8 +118,8 @@ FAKE_TORCH_CUDA=0.18 ref "$(req "$M/suite/4_linear.py")"
 check "memory for 2 of 3 cases: keeps one per distribution first (module, normal), says so" \
     'py "[c[\"dist\"] for c in C] == [\"module\", \"normal\"] and any(\"kept 2 of 3\" in n for n in P[\"notes\"])"'
 FAKE_TORCH_CUDA=0.05 ref "$(req "$M/suite/4_linear.py")"
-check "memory for fewer than 2 cases: kind memory, says how much was needed and free" \
-    'py "R[1][\"kind\"] == \"memory\" and \"MiB needed\" in R[1][\"message\"] and \"MiB free\" in R[1][\"message\"]"'
+check "memory for fewer than 2 cases: kind memory, says how much was needed, the budget and what it was taken from" \
+    'py "R[1][\"kind\"] == \"memory\" and \"MiB needed\" in R[1][\"message\"] and \"memory_fraction 0.35 of the 0 MiB that was free once the module was built: 0 MiB\" in R[1][\"message\"] and \"use a GPU with more memory\" in R[1][\"message\"]"'
 
 # ---- 5. CUDA IPC: torch's handle forms, and where it is unsupported ----
 FAKE_TORCH_IPC=raw ref "$(req "$M/suite/4_linear.py")"
