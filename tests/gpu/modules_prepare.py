@@ -18,6 +18,7 @@ import ctypes
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -247,7 +248,17 @@ def main():
         dt = time.time() - t0
         rep = json.loads(line) if line else {"ok": False, "kind": "?", "message": "no reply"}
         if not rep.get("ok"):
-            say(False, "%s: prepare failed: [%s] %s" % (name, rep.get("kind"), rep.get("message")))
+            # a module too large for this GPU even when idle (63_conv at KernelBench's size: 2
+            # cases of 25 GB against 0.35 of an H100's 80 GB) must get the memory verdict that
+            # says so; any other failure is one
+            msg = rep.get("message") or ""
+            need = re.search(r"(\d+) MiB needed", msg)
+            total = re.search(r"the GPU has (\d+) MiB", msg)
+            too_large = (rep.get("kind") == "memory" and need and total and
+                         int(need.group(1)) > req["memory_fraction"] * int(total.group(1)))
+            say(bool(too_large), "%s: %s: [%s] %s" % (
+                name, "larger than this GPU holds, a clear verdict" if too_large else "prepare failed",
+                rep.get("kind"), msg))
             watchdog.cancel()
             ref.kill()
             ref.wait()
