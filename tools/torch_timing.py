@@ -20,6 +20,20 @@ def compile_mode(gemm_like, epilogue):
     return "max-autotune" if gemm_like and epilogue else "default"
 
 
+# The GPU spins this many cycles (about 1.5-2 ms on an H100 or H200) after the L2 flush and
+# before the start event: the host issues the event, the call and the end event meanwhile, so
+# the interval holds the call's GPU work and not Python's time to issue it (torch.compile's
+# guards and launches under a loaded CPU: tf32 3072^3 timed 0.36 ms one call and 0.195 ms the
+# next, eager 0.194 ms in both). The runner issues a candidate from C in microseconds.
+SPACER_CYCLES = 3_000_000
+
+
+def _spacer(torch):
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is not None:
+        sleep(SPACER_CYCLES)
+
+
 def _median(v):
     v = sorted(v)
     n = len(v)
@@ -31,7 +45,8 @@ def cuda_timing(torch, call, flush, before, warm_args, budget_ms=400.0, min_tria
     """Times call(*args) by the runner's protocol (docs/evaluation.md): before each call,
     outside the events, before(i) makes the call's inputs (regenerates an input set, or copies
     a case's inputs in) and returns (key, args), key its distribution; the L2 flushed (a write
-    of flush); CUDA events around the call alone; the stream synchronized after it. Warm-up
+    of flush); the GPU kept busy while the host issues the call (_spacer); CUDA events around
+    the call alone; the stream synchronized after it. Warm-up
     and the estimate that sizes the trials (runner/protocol.c protocol_trials: budget_ms,
     min_trials..max_trials) use warm_args. Returns (ms, p10, p90, trials, by_key): ms is the
     largest per-key median."""
@@ -40,6 +55,7 @@ def cuda_timing(torch, call, flush, before, warm_args, budget_ms=400.0, min_tria
     torch.cuda.synchronize()
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     flush.zero_()
+    _spacer(torch)
     e0.record()
     call(*warm_args)
     e1.record()
@@ -51,6 +67,7 @@ def cuda_timing(torch, call, flush, before, warm_args, budget_ms=400.0, min_tria
         key, args = before(i)
         flush.zero_()
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        _spacer(torch)
         s.record()
         call(*args)  # a new output every call: nothing of an earlier one is reused
         e.record()

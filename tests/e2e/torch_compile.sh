@@ -42,4 +42,34 @@ PY
 run "$T/dists_task.json" "$T/dists.json" --no-compile
 check "the runner's protocol: a median per drawn distribution of the task's, the largest reported, 3 input sets" \
     '[ "$(jq_ "$T/dists.json" "d[\"protocol\"], \",\".join(sorted(d[\"median_ms_by_dist\"])), d[\"ms\"] == max(d[\"median_ms_by_dist\"].values()), d[\"input_sets\"], d[\"trials\"] >= 10")" = "regenerated-v1 normal,sparse True 3 True" ]' || cat "$T/dists.json"
+# the GPU kept busy while the host issues the timed call: every timed call (and the estimate) is
+# flush, spin, start event, call, end event, synchronize (a torch that records what it is asked)
+cat >"$T/order.py" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch_timing as tt
+log = []
+class Ev:
+    def __init__(self, enable_timing=False): pass
+    def record(self): log.append("record")
+    def elapsed_time(self, end): return 1.0
+class Cuda:
+    Event = Ev
+    @staticmethod
+    def synchronize(): log.append("sync")
+    @staticmethod
+    def _sleep(cycles): log.append("spin" if cycles >= 1000000 else "short spin")
+class Torch:
+    cuda = Cuda
+class Flush:
+    def zero_(self): log.append("flush")
+tt.cuda_timing(Torch, lambda *a: log.append("call"), Flush(), lambda i: ("k", ()), (),
+               min_trials=4, max_trials=4)
+timed = log[log.index("flush"):]
+want = ["flush", "spin", "record", "call", "record", "sync"] * 5
+print(" ".join(timed))
+sys.exit(0 if timed == want else 1)
+PY
+check "each timed call: flush, the GPU spinning while the host issues it, events around the call alone" \
+    'python3 "$T/order.py" "$REPO/tools" >"$T/order.out"' || cat "$T/order.out"
 [ $fails -eq 0 ]
