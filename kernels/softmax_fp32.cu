@@ -28,7 +28,8 @@
  *     issued at once as cp.async into shared memory; an online (max, sum of exp) is folded per
  *     thread tile by tile as the data lands; the pairs are reduced over the CTA (warp
  *     shuffles) and over the cluster (distributed shared memory); then the slice is
- *     normalized from shared memory and written, and the next row's loads start. When the
+ *     normalized from shared memory and written tile by tile, each tile's loads of the next
+ *     row starting once its results are stored. When the
  *     slice does not fit one CTA's shared memory (227 KB), or such clusters cannot be
  *     resident, or the vectors are 2-byte (misaligned 16-bit data), it falls back to mode 0.
  *   - CG_P_MODE = 0, streamed (two reads): the same, but the normalize pass reads x again
@@ -204,19 +205,18 @@ void softmax_device(int rows, int cols, int slice, T const *x, TO *y,
 	// per tile so pass 1 can fold tile t as soon as it lands. Each thread later reads back
 	// only what it copied itself (the two TiledCopys partition alike), so no CTA barrier
 	// guards the buffer.
-	auto load_slice = [&](int row) {
+	Tensor tAsX = thr_async.partition_D(sX);                                  // (CPY,CPY_N,t)
+	auto load_tile = [&](int row, int t) {
 		Tensor tAgX = thr_async.partition_S(slice_tiles(mX(row, _)));     // (CPY,CPY_N,t)
-		Tensor tAsX = thr_async.partition_D(sX);                          // (CPY,CPY_N,t)
-		for (int t = 0; t < n_tiles; ++t) {
-			set_predicates(t);
-			copy_if(async_copy, tXpX, tAgX(_,_,t), tAsX(_,_,t));
-			cp_async_fence();
-		}
+		set_predicates(t);
+		copy_if(async_copy, tXpX, tAgX(_,_,t), tAsX(_,_,t));
+		cp_async_fence();
 	};
 
 	if constexpr (kStaged) {
 		if (cid < rows)
-			load_slice(cid);
+			for (int t = 0; t < n_tiles; ++t)
+				load_tile(cid, t);
 	}
 	int parity = 0;
 	for (int row = cid; row < rows; row += n_clusters) {
@@ -266,10 +266,13 @@ void softmax_device(int rows, int cols, int slice, T const *x, TO *y,
 		}
 
 		//
-		// Pass 2: normalize and write; then start loading this thread's part of the next row
+		// Pass 2: normalize and write tile by tile; once a tile's results are stored (so its
+		// values have left shared memory), the loads of this thread's part of the tile in the
+		// next row start, while the rest of this row is written
 		//
 		float inv_s = 1.0f / acc.s;
 		float log_s = logf(acc.s);
+		int next = row + n_clusters;
 		for (int t = 0; t < n_tiles; ++t) {
 			set_predicates(t);
 			if constexpr (kStaged)
@@ -298,10 +301,11 @@ void softmax_device(int rows, int cols, int slice, T const *x, TO *y,
 				}
 				copy_if(out_copy, tXpX, tYrY, tYgY(_,_,t));
 			}
-		}
-		if constexpr (kStaged) {
-			if (row + n_clusters < rows)
-				load_slice(row + n_clusters);
+			if constexpr (kStaged) {
+				asm volatile("" ::: "memory");  // the tile's shared loads stay before its refill
+				if (next < rows)
+					load_tile(next, t);
+			}
 		}
 		parity ^= 1;
 	}
